@@ -1,0 +1,38 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { DateTime, Nullable } from './common.js';
+
+export const DatasetCreate = Type.Object(
+  {
+    dataset_id: Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,62}$' }),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    description: Type.Optional(Type.String({ maxLength: 4096 })),
+    retention_days: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+  },
+  { additionalProperties: false },
+);
+export type DatasetCreate = Static<typeof DatasetCreate>;
+
+export const Readiness = Type.Object({
+  text_search: Type.Boolean(),
+  sql_search: Type.Boolean(),
+  semantic_search: Type.Boolean(),
+});
+
+export const Dataset = Type.Object({
+  dataset_id: Type.String(),
+  tenant_id: Type.String(),
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  retention_days: Nullable(Type.Integer()),
+  record_count: Type.Integer(),
+  sources: Type.Array(Type.Integer(), { description: 'source_id of each source feeding the dataset' }),
+  readiness: Readiness,
+  created_at: DateTime,
+  updated_at: DateTime,
+});
+export type Dataset = Static<typeof Dataset>;
+
+export const DatasetList = Type.Object({ datasets: Type.Array(Dataset), next_cursor: Nullable(Type.String()) });
+export type DatasetList = Static<typeof DatasetList>;
+
+export const DatasetPath = Type.Object({ dataset_id: Type.String() });

@@ -1,0 +1,97 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { DateTime, Literals as lit, Nullable } from './common.js';
+
+export const WhereItem = Type.Object(
+  {
+    field: Type.String({ minLength: 1 }),
+    op: lit(['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin', 'exists', 'prefix', 'contains']),
+    value: Type.Optional(Type.Unknown()),
+  },
+  { additionalProperties: false },
+);
+export type WhereItem = Static<typeof WhereItem>;
+
+export const TimeFilter = Type.Object(
+  {
+    field: Type.Optional(Type.String({ minLength: 1 })),
+    gte: Type.Optional(Type.String()),
+    lt: Type.Optional(Type.String()),
+    last: Type.Optional(Type.String({ description: 'a duration back from now: 30s, 15m, 24h, 7d, 2w' })),
+  },
+  { additionalProperties: false },
+);
+export type TimeFilter = Static<typeof TimeFilter>;
+
+export const AggregationSpec = Type.Object(
+  {
+    name: Type.String({ minLength: 1 }),
+    type: lit(['terms', 'date_histogram', 'histogram', 'stats', 'count']),
+    field: Type.Optional(Type.String({ minLength: 1 })),
+    size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    interval: Type.Optional(Type.Union([Type.String(), Type.Number({ exclusiveMinimum: 0 })])),
+  },
+  { additionalProperties: false },
+);
+export type AggregationSpec = Static<typeof AggregationSpec>;
+
+export const SearchMode = lit(['text', 'semantic', 'hybrid']);
+
+export const SearchRequest = Type.Object(
+  {
+    text: Type.Optional(Type.String({ default: '' })),
+    q: Type.Optional(Nullable(Type.String())),
+    datasets: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    dataset_scope: Type.Optional(lit(['all', 'selected'])),
+    content_filter: Type.Optional(Nullable(Type.String())),
+    mode: Type.Optional(SearchMode),
+    semantic: Type.Optional(Type.Boolean()),
+    semantic_min_score: Type.Optional(Nullable(Type.Number())),
+    max_expansion_terms: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    cursor: Type.Optional(Nullable(Type.String())),
+    aggregations: Type.Optional(Type.Array(AggregationSpec)),
+    collapse: Type.Optional(Nullable(Type.Object({ field: Type.String({ minLength: 1 }) }, { additionalProperties: false }))),
+    time: Type.Optional(Nullable(TimeFilter)),
+    where: Type.Optional(Type.Array(WhereItem)),
+  },
+  { additionalProperties: false },
+);
+export type SearchRequest = Static<typeof SearchRequest>;
+
+export const Provenance = Type.Object({
+  dataset_id: Type.String(),
+  tenant_id: Type.String(),
+  source_bucket: Type.String(),
+  source_key: Type.String(),
+  source_etag: Type.String(),
+  line: Type.Integer({ minimum: 1 }),
+  transform_version: Type.Integer(),
+});
+
+export const ResultRecord = Type.Object({
+  id: Type.String(),
+  title: Nullable(Type.String()),
+  body: Type.String(),
+  metadata: Type.Record(Type.String(), Type.Unknown()),
+  score: Type.Number(),
+  score_kind: Type.String(),
+  snippets: Type.Array(Type.String()),
+  created_at: DateTime,
+  /** Addition: the record's own time (from its time field), when it has one. */
+  time: Nullable(DateTime),
+  provenance: Provenance,
+});
+export type ResultRecord = Static<typeof ResultRecord>;
+
+export const Total = Type.Object({ relation: lit(['eq', 'gte']), value: Type.Integer() });
+
+export const SearchEnvelope = Type.Object({
+  search_id: Type.String(),
+  took_ms: Type.Number(),
+  mode: Type.String(),
+  total: Total,
+  records: Type.Array(ResultRecord),
+  aggregations: Type.Record(Type.String(), Type.Unknown()),
+  next_cursor: Nullable(Type.String()),
+});
+export type SearchEnvelope = Static<typeof SearchEnvelope>;

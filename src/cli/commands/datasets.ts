@@ -1,0 +1,50 @@
+import { confirm } from '@inquirer/prompts';
+import type { Command } from 'commander';
+import type { Dataset } from '../../api/datasets.js';
+import { EXIT, Exit, withService } from '../context.js';
+
+const COLUMNS = ['dataset_id', 'name', 'record_count', 'created_at'];
+const rows = (list: Dataset[]) => ({ rows: list, columns: COLUMNS });
+
+export function datasetsCommand(program: Command): void {
+  const datasets = program.command('datasets').description('create, list, inspect and delete datasets');
+  datasets
+    .command('create <dataset_id>')
+    .description('create a dataset (and its default hosted source)')
+    .option('--name <name>')
+    .option('--description <text>')
+    .option('--retention-days <n>', 'delete records older than this', (v) => Number(v))
+    .addHelpText('after', '\nExample:\n  svc datasets create logs --name "Application logs"')
+    .action((id: string, o: { name?: string; description?: string; retentionDays?: number }, cmd: Command) =>
+      withService(cmd, async ({ service, emit }) =>
+        emit(await service.createDataset({ dataset_id: id, name: o.name, description: o.description, retention_days: o.retentionDays })),
+      ),
+    );
+  datasets
+    .command('list')
+    .description('list the datasets of the tenant')
+    .addHelpText('after', '\nExample:\n  svc datasets list --output json')
+    .action((_o, cmd: Command) =>
+      withService(cmd, async ({ service, emit }) => {
+        const list = await service.listDatasets();
+        await emit({ datasets: list, next_cursor: null }, rows(list));
+      }),
+    );
+  datasets
+    .command('get <dataset_id>')
+    .description('show a dataset with its record count and readiness')
+    .addHelpText('after', '\nExample:\n  svc datasets get logs')
+    .action((id: string, _o, cmd: Command) => withService(cmd, async ({ service, emit }) => emit(await service.getDataset(id))));
+  datasets
+    .command('delete <dataset_id>')
+    .description('delete a dataset with all its records, sources, runs and objects')
+    .addHelpText('after', '\nExample:\n  svc datasets delete logs --yes')
+    .action((id: string, _o, cmd: Command) =>
+      withService(cmd, async ({ service, emit, globals }) => {
+        if (process.stdin.isTTY && process.stdout.isTTY && !globals.yes) {
+          if (!(await confirm({ message: `Delete dataset '${id}' and all its records?`, default: false }))) throw new Exit(EXIT.failure, 'not deleted');
+        }
+        await emit(await service.deleteDataset(id));
+      }),
+    );
+}

@@ -1,0 +1,17 @@
+import type { Command } from 'commander';
+import { withService } from '../context.js';
+
+export function fieldsCommand(program: Command): void {
+  program
+    .command('fields')
+    .description('fields discovered in the records, with their types and counts')
+    .option('--dataset <id>', 'only this dataset')
+    .option('--prefix <path>', 'only field paths starting with this')
+    .addHelpText('after', '\nExample:\n  svc fields --dataset logs --prefix server_zones.')
+    .action((o: { dataset?: string; prefix?: string }, cmd: Command) =>
+      withService(cmd, async ({ service, emit }) => {
+        const fields = await service.fields({ dataset_id: o.dataset, prefix: o.prefix });
+        await emit({ fields }, { rows: fields, columns: ['dataset_id', 'field_path', 'type', 'seen_count', 'indexed'] });
+      }),
+    );
+}

@@ -1,0 +1,36 @@
+import { Command, CommanderError, Option } from 'commander';
+import { datasetsCommand } from './commands/datasets.js';
+import { fieldsCommand } from './commands/fields.js';
+import { ingestCommand } from './commands/ingest.js';
+import { initCommand, tokenCommand } from './commands/init.js';
+import { runsCommand } from './commands/runs.js';
+import { searchCommand } from './commands/search.js';
+import { serveCommand } from './commands/serve.js';
+import { EXIT, exitCodeOf } from './context.js';
+import { OUTPUT_FORMATS } from './output.js';
+
+const program = new Command('svc')
+  .description('Search and retrieval for operational data: full-text, SQL and semantic search with provenance.')
+  .version('0.1.0')
+  .addOption(new Option('--data-dir <dir>', 'local data dir').env('SVC_DATA_DIR'))
+  .addOption(new Option('--url <url>', 'remote mode: talk to this server').env('SVC_URL'))
+  .addOption(new Option('--token <token>', 'bearer token for remote mode').env('SVC_TOKEN'))
+  .addOption(new Option('--tenant <id>', 'tenant to act in').env('SVC_TENANT'))
+  .addOption(new Option('--output <format>', 'output format (default: table on a terminal, json otherwise)').choices(OUTPUT_FORMATS))
+  .option('--json', 'same as --output json')
+  .option('--yes', 'never prompt')
+  .showHelpAfterError()
+  .exitOverride();
+
+for (const add of [initCommand, tokenCommand, serveCommand, datasetsCommand, ingestCommand, searchCommand, fieldsCommand, runsCommand]) add(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) {
+    process.exitCode = err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  } else {
+    process.stderr.write(`svc: ${(err as Error).message.split('\n')[0]}\n`);
+    process.exitCode = exitCodeOf(err);
+  }
+}

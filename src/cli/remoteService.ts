@@ -1,0 +1,88 @@
+import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Agent, request } from 'undici';
+import type { IngestRun } from '../api/ingest.js';
+import { BadRequest, Conflict, EngineError, Forbidden, Invalid, NotFound, Unauthenticated, Unavailable } from '../engine/errors.js';
+import type { Service } from './service.js';
+
+const RETRIES_ON_503 = 3;
+const POLL_MIN_MS = 200;
+const POLL_MAX_MS = 2000;
+
+export interface RemoteOptions { url: string; token: string; tenant?: string }
+
+/** An error response turned back into the engine error it came from, so both modes fail alike. */
+function toError(status: number, body: any): EngineError {
+  const detail = body?.detail;
+  const message = typeof detail === 'string' ? detail : detail?.message ?? (Array.isArray(detail) ? detail.map((d: any) => `${d.loc?.join('.')}: ${d.msg}`).join('; ') : `HTTP ${status}`);
+  const code = typeof detail === 'object' && !Array.isArray(detail) ? detail?.code : undefined;
+  if (status === 400) return new BadRequest(message, code);
+  if (status === 401) return new Unauthenticated(message, code);
+  if (status === 403) return new Forbidden(message, code);
+  if (status === 404) return new NotFound(message, code);
+  if (status === 409) return new Conflict(message, code);
+  if (status === 422) return new Invalid(message, Array.isArray(detail) ? detail : undefined, code);
+  if (status === 503) return new Unavailable(message, code);
+  return new EngineError(message, code);
+}
+
+/** svc behind a server: the same calls over /v1 with undici (keep-alive, timeouts, retry on 503). */
+export function remoteService(opts: RemoteOptions): Service {
+  const base = opts.url.replace(/\/+$/, '');
+  const agent = new Agent({ keepAliveTimeout: 10_000, headersTimeout: 120_000, bodyTimeout: 120_000, connectTimeout: 10_000 });
+
+  async function call<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, query?: Record<string, unknown>): Promise<T> {
+    const url = new URL(base + path);
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null) url.searchParams.set(k, String(v));
+    const streaming = body !== undefined && typeof (body as AsyncIterable<Buffer>)[Symbol.asyncIterator] === 'function';
+    const headers: Record<string, string> = { authorization: `Bearer ${opts.token}`, accept: 'application/json' };
+    if (opts.tenant) headers['x-service-tenant-id'] = opts.tenant;
+    if (body !== undefined) headers['content-type'] = streaming ? 'application/octet-stream' : 'application/json';
+    for (let attempt = 0; ; attempt++) {
+      let res;
+      try {
+        res = await request(url, {
+          method,
+          headers,
+          body: streaming ? Readable.from(body as AsyncIterable<Buffer>) : body === undefined ? undefined : JSON.stringify(body),
+          dispatcher: agent,
+          bodyTimeout: streaming ? 0 : undefined,
+        });
+      } catch (err) {
+        throw new Unavailable(`cannot reach ${base}: ${(err as Error).message}`);
+      }
+      const text = await res.body.text();
+      const parsed = text ? JSON.parse(text) : undefined;
+      if (res.statusCode < 300) return parsed as T;
+      if (res.statusCode === 503 && !streaming && attempt < RETRIES_ON_503) {
+        await sleep(250 * 2 ** attempt);
+        continue;
+      }
+      throw toError(res.statusCode, parsed);
+    }
+  }
+
+  return {
+    mode: 'remote',
+    me: () => call('GET', '/v1/me'),
+    createDataset: (req) => call('POST', '/v1/admin/datasets', req),
+    listDatasets: async () => (await call<{ datasets: any[] }>('GET', '/v1/datasets')).datasets,
+    getDataset: (id) => call('GET', `/v1/datasets/${encodeURIComponent(id)}`),
+    deleteDataset: (id) => call('DELETE', `/v1/admin/datasets/${encodeURIComponent(id)}`),
+    ingest: (input, { dataset_id, source_key, ...options }) =>
+      call('POST', `/v1/ingest/sources/${encodeURIComponent(source_key ?? dataset_id)}/stream`, input, options),
+    getRun: (id) => call('GET', `/v1/ingest/runs/${encodeURIComponent(id)}`),
+    listRuns: async (query) => (await call<{ runs: IngestRun[] }>('GET', '/v1/ingest/runs', undefined, query)).runs,
+    waitRun: async (id, onProgress) => {
+      for (let delay = POLL_MIN_MS; ; delay = Math.min(delay * 2, POLL_MAX_MS)) {
+        const run = await call<IngestRun>('GET', `/v1/ingest/runs/${encodeURIComponent(id)}`);
+        if (run.status === 'ready' || run.status === 'failed') return run;
+        onProgress?.(run);
+        await sleep(delay);
+      }
+    },
+    search: (req) => call('POST', '/v1/search', req),
+    fields: async (query) => (await call<{ fields: any[] }>('GET', '/v1/admin/fields', undefined, query)).fields,
+    close: () => agent.close(),
+  };
+}

@@ -1,0 +1,25 @@
+import type { Dataset, DatasetCreate } from '../api/datasets.js';
+import type { Field, FieldQuery } from '../api/fields.js';
+import type { Me } from '../api/identity.js';
+import type { IngestOptions, IngestRun, RunListQuery } from '../api/ingest.js';
+import type { SearchEnvelope, SearchRequest } from '../api/search.js';
+
+export type IngestTarget = IngestOptions & { dataset_id: string; source_key?: string };
+
+/** What every command can ask of svc, whether the engine runs in this process or behind a server. */
+export interface Service {
+  readonly mode: 'local' | 'remote';
+  me(): Promise<Me>;
+  createDataset(req: DatasetCreate): Promise<Dataset>;
+  listDatasets(): Promise<Dataset[]>;
+  getDataset(datasetId: string): Promise<Dataset>;
+  deleteDataset(datasetId: string): Promise<{ dataset_id: string; deleted_documents: number }>;
+  ingest(input: AsyncIterable<Buffer>, target: IngestTarget): Promise<IngestRun>;
+  getRun(runId: string): Promise<IngestRun>;
+  listRuns(query: RunListQuery): Promise<IngestRun[]>;
+  /** Resolves when the run is ready or failed; `onProgress` sees it on the way. */
+  waitRun(runId: string, onProgress?: (run: IngestRun) => void): Promise<IngestRun>;
+  search(req: SearchRequest): Promise<SearchEnvelope>;
+  fields(query: FieldQuery): Promise<Field[]>;
+  close(): Promise<void>;
+}

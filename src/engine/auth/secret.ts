@@ -1,0 +1,17 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The data dir's signing key (sessions, signed URLs): created once, readable by its owner only. */
+export function loadSecret(dataDir: string): Buffer {
+  const path = join(dataDir, 'secret');
+  if (!existsSync(path)) {
+    try {
+      writeFileSync(path, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+  chmodSync(path, 0o600);
+  return Buffer.from(readFileSync(path, 'utf8').trim(), 'hex');
+}

@@ -1,0 +1,40 @@
+import { SignJWT, jwtVerify, errors } from 'jose';
+import { Unauthenticated } from '../errors.js';
+
+const ISSUER = 'svc';
+
+/** Console sessions: HS256 JWTs signed with the data dir's secret. */
+export class Sessions {
+  constructor(private readonly secret: Buffer) {}
+
+  issue(userId: string, ttlSeconds: number): Promise<string> {
+    return new SignJWT({ typ: 'session' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(userId)
+      .setIssuer(ISSUER)
+      .setIssuedAt()
+      .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
+      .sign(this.secret);
+  }
+
+  async verify(token: string): Promise<string> {
+    try {
+      const { payload } = await jwtVerify(token, this.secret, { issuer: ISSUER, algorithms: ['HS256'] });
+      if (payload.typ !== 'session' || typeof payload.sub !== 'string') throw new Unauthenticated('invalid token');
+      return payload.sub;
+    } catch (err) {
+      if (err instanceof errors.JWTExpired) throw new Unauthenticated('token expired');
+      if (err instanceof Unauthenticated) throw err;
+      throw new Unauthenticated('invalid token');
+    }
+  }
+}
+
+/** "12h", "30m", "7d", "3600" (seconds) → seconds. */
+export function parseTtl(ttl: string): number | null {
+  const m = /^(\d+)\s*([smhdw]?)$/.exec(ttl.trim());
+  if (!m) return null;
+  const unit = { '': 1, s: 1, m: 60, h: 3600, d: 86400, w: 604800 }[m[2] as '' | 's'];
+  const seconds = Number(m[1]) * unit;
+  return seconds > 0 ? seconds : null;
+}

@@ -1,0 +1,110 @@
+import type { Dataset, DatasetCreate } from '../../api/datasets.js';
+import type { Caller } from '../auth/caller.js';
+import { requireAdmin } from '../auth/caller.js';
+import { BlobStore } from '../blobs/store.js';
+import { Conflict, NotFound } from '../errors.js';
+import { now } from '../ids.js';
+import { HOSTED_BUCKET, Sources } from '../sources/sources.js';
+import { removePrefix, scanPrefix, type Store } from '../store/db.js';
+import type { TextIndexes } from '../text/textIndexes.js';
+
+/** What the store keeps of a dataset; the API's Dataset is derived from it. */
+export interface DatasetState {
+  dataset_id: string;
+  name: string;
+  description: string | null;
+  retention_days: number | null;
+  /** last sequence number given to a record */
+  seq: number;
+  record_count: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export class Datasets {
+  constructor(
+    private readonly store: Store,
+    private readonly sources: Sources,
+    private readonly blobs: BlobStore,
+    private readonly text: TextIndexes,
+  ) {}
+
+  state(tenantId: string, datasetId: string): DatasetState {
+    const ds = this.store.meta.get([tenantId, 'dataset', datasetId]);
+    if (!ds) throw new NotFound(`dataset '${datasetId}' not found`);
+    return ds;
+  }
+
+  async create(caller: Caller, req: DatasetCreate): Promise<Dataset> {
+    requireAdmin(caller);
+    const t = caller.tenant_id;
+    const at = now();
+    const ds: DatasetState = {
+      dataset_id: req.dataset_id,
+      name: req.name ?? req.dataset_id,
+      description: req.description ?? null,
+      retention_days: req.retention_days ?? null,
+      seq: 0,
+      record_count: 0,
+      created_at: at,
+      updated_at: at,
+    };
+    const created = await this.store.meta.transaction(() => {
+      if (this.store.meta.get([t, 'dataset', ds.dataset_id])) return false;
+      if (this.store.meta.get([t, 'srckey', ds.dataset_id]) !== undefined) return false;
+      this.store.meta.put([t, 'dataset', ds.dataset_id], ds);
+      this.sources.putDefault(t, ds.dataset_id, ds.retention_days);
+      return true;
+    });
+    if (!created) throw new Conflict(`dataset '${ds.dataset_id}' already exists`);
+    return this.view(t, ds);
+  }
+
+  get(caller: Caller, datasetId: string): Dataset {
+    return this.view(caller.tenant_id, this.state(caller.tenant_id, datasetId));
+  }
+
+  list(caller: Caller): Dataset[] {
+    return [...scanPrefix<DatasetState>(this.store.meta, [caller.tenant_id, 'dataset'])].map((e) => this.view(caller.tenant_id, e.value));
+  }
+
+  ids(tenantId: string): string[] {
+    return [...scanPrefix<DatasetState>(this.store.meta, [tenantId, 'dataset'])].map((e) => e.value.dataset_id);
+  }
+
+  /** Deletes the dataset with its records, sources, runs, fields, objects and indexes. */
+  async delete(caller: Caller, datasetId: string): Promise<{ dataset_id: string; deleted_documents: number }> {
+    requireAdmin(caller);
+    const t = caller.tenant_id;
+    const ds = this.state(t, datasetId);
+    const sources = this.sources.ofDataset(t, datasetId);
+    await this.store.meta.transaction(() => {
+      removePrefix(this.store.records, [t, datasetId]);
+      removePrefix(this.store.ids, [t, datasetId]);
+      removePrefix(this.store.meta, [t, 'field', datasetId]);
+      for (const { key, value } of scanPrefix<{ dataset_id: string }>(this.store.meta, [t, 'run'])) {
+        if (value.dataset_id === datasetId) this.store.meta.remove(key);
+      }
+      this.sources.removeOfDataset(t, datasetId);
+      this.store.meta.remove([t, 'dataset', datasetId]);
+    });
+    for (const source of sources) this.blobs.removeTenantBucket(t, `${HOSTED_BUCKET}/${source.source_key}`);
+    this.text.drop(t, datasetId);
+    return { dataset_id: datasetId, deleted_documents: ds.record_count };
+  }
+
+  private view(tenantId: string, ds: DatasetState): Dataset {
+    return {
+      dataset_id: ds.dataset_id,
+      tenant_id: tenantId,
+      name: ds.name,
+      description: ds.description,
+      retention_days: ds.retention_days,
+      record_count: ds.record_count,
+      sources: this.sources.ofDataset(tenantId, ds.dataset_id).map((s) => s.source_id),
+      readiness: { text_search: ds.record_count > 0, sql_search: false, semantic_search: false },
+      created_at: ds.created_at,
+      updated_at: ds.updated_at,
+    };
+  }
+}

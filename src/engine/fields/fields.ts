@@ -1,0 +1,54 @@
+import type { Field, FieldQuery } from '../../api/fields.js';
+import type { Caller } from '../auth/caller.js';
+import type { Datasets } from '../datasets/datasets.js';
+import type { Sources } from '../sources/sources.js';
+import { scanPrefix, type Store } from '../store/db.js';
+import { physicalField, type ValueType } from './discover.js';
+
+/** Fields discovered in a tenant's records, as the writer counted them per path and value type. */
+export class Fields {
+  constructor(private readonly store: Store, private readonly datasets: Datasets, private readonly sources: Sources) {}
+
+  list(caller: Caller, query: FieldQuery): Field[] {
+    const t = caller.tenant_id;
+    const datasetIds = query.dataset_id ? [this.datasets.state(t, query.dataset_id).dataset_id] : this.datasets.ids(t);
+    return datasetIds.flatMap((d) => this.ofDataset(t, d, query.prefix));
+  }
+
+  private ofDataset(t: string, d: string, prefix?: string): Field[] {
+    const textFields = new Set(this.sources.ofDataset(t, d).flatMap((s) => s.search_config.text_fields.map((f) => f.field)));
+    const byPath = new Map<string, { type: ValueType; count: number; sample: unknown }[]>();
+    for (const { key, value } of scanPrefix<{ count: number; sample: unknown }>(this.store.meta, [t, 'field', d])) {
+      const path = String(key[3]);
+      if (prefix && !path.startsWith(prefix)) continue;
+      const variants = byPath.get(path) ?? [];
+      variants.push({ type: key[4] as ValueType, ...value });
+      byPath.set(path, variants);
+    }
+    return [...byPath].map(([path, variants]) => {
+      variants.sort((a, b) => b.count - a.count);
+      const flags = { indexed: textFields.has(path), stored: true, fast: false };
+      return {
+        dataset_id: d,
+        tenant_id: t,
+        field_path: path,
+        type: variants[0].type,
+        ...flags,
+        seen_count: variants.reduce((n, v) => n + v.count, 0),
+        variants:
+          variants.length < 2
+            ? []
+            : variants.map((v) => ({
+                dataset_id: d,
+                tenant_id: t,
+                field_path: path,
+                physical_field: physicalField(path, v.type, variants.length),
+                value_type: v.type,
+                sample_value: typeof v.sample === 'string' ? v.sample.slice(0, 200) : JSON.stringify(v.sample ?? null).slice(0, 200),
+                ...flags,
+                seen_count: v.count,
+              })),
+      };
+    });
+  }
+}

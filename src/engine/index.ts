@@ -1,0 +1,117 @@
+import type { InitResult } from '../api/identity.js';
+import type { Caller, Principal } from './auth/caller.js';
+import { Directory } from './auth/directory.js';
+import { loadSecret } from './auth/secret.js';
+import { Sessions } from './auth/sessions.js';
+import { BlobStore } from './blobs/store.js';
+import { Datasets } from './datasets/datasets.js';
+import { Conflict, NotFound, Unauthenticated } from './errors.js';
+import { Fields } from './fields/fields.js';
+import { Ingest } from './ingest/ingest.js';
+import { Runs } from './ingest/runs.js';
+import { lockDataDir } from './lock.js';
+import { SearchHandles } from './search/handles.js';
+import { Search } from './search/search.js';
+import { Sources } from './sources/sources.js';
+import { openStore, type Store } from './store/db.js';
+import { TextIndexes } from './text/textIndexes.js';
+
+export const DEFAULT_SESSION_TTL = 24 * 3600;
+/** How long after the last ingest of a dataset its text index is written to disk. */
+const SNAPSHOT_DELAY_MS = 2000;
+
+export interface OpenOptions {
+  /** how long to wait for another process holding the data dir */
+  lockWaitMs?: number;
+}
+
+/** The whole product as a library: open a data dir, act on it as a Caller, close it. */
+export class Engine {
+  readonly directory: Directory;
+  readonly sessions: Sessions;
+  readonly sources: Sources;
+  readonly datasets: Datasets;
+  readonly ingest: Ingest;
+  readonly search: Search;
+  readonly fields: Fields;
+  private readonly text: TextIndexes;
+  private readonly snapshotTimers = new Map<string, NodeJS.Timeout>();
+
+  private constructor(readonly dataDir: string, private readonly store: Store, secret: Buffer, private readonly unlock: () => void) {
+    const blobs = new BlobStore(dataDir);
+    this.directory = new Directory(store);
+    this.sessions = new Sessions(secret);
+    this.sources = new Sources(store);
+    this.text = new TextIndexes(store, dataDir);
+    this.datasets = new Datasets(store, this.sources, blobs, this.text);
+    this.ingest = new Ingest(store, this.datasets, this.sources, new Runs(store), blobs, this.text, (t, d) => this.scheduleSnapshot(t, d));
+    this.search = new Search(store, this.datasets, this.sources, this.text, new SearchHandles(store));
+    this.fields = new Fields(store, this.datasets, this.sources);
+  }
+
+  static async open(dataDir: string, opts: OpenOptions = {}): Promise<Engine> {
+    const unlock = await lockDataDir(dataDir, opts.lockWaitMs ?? 30_000);
+    try {
+      const engine = new Engine(dataDir, openStore(dataDir), loadSecret(dataDir), unlock);
+      engine.ingest.resume(engine.directory.tenants().map((t) => t.tenant_id));
+      return engine;
+    } catch (err) {
+      unlock();
+      throw err;
+    }
+  }
+
+  /** First run: the first tenant and its admin, and a console session for that admin. */
+  async init(tenantName: string, email: string, ttlSeconds = DEFAULT_SESSION_TTL): Promise<InitResult> {
+    if (this.directory.tenants().length > 0) throw new Conflict(`data dir ${this.dataDir} is already initialized`);
+    const { tenant, user } = await this.directory.createTenant(tenantName, email);
+    return { tenant_id: tenant.tenant_id, user_id: user.user_id, token: await this.sessions.issue(user.user_id, ttlSeconds) };
+  }
+
+  async issueSession(email: string, ttlSeconds = DEFAULT_SESSION_TTL): Promise<{ user_id: string; token: string; expires_at: string }> {
+    const principal = this.directory.principalByEmail(email);
+    const token = await this.sessions.issue(principal.user_id, ttlSeconds);
+    return { user_id: principal.user_id, token, expires_at: new Date(Date.now() + ttlSeconds * 1000).toISOString() };
+  }
+
+  async authenticate(token: string): Promise<Principal> {
+    const userId = await this.sessions.verify(token);
+    if (!this.directory.user(userId)) throw new Unauthenticated('unknown user');
+    return { user_id: userId, kind: 'session' };
+  }
+
+  callerIn(principal: Principal, tenantId: string): Caller {
+    return this.directory.callerIn(principal, tenantId);
+  }
+
+  /** Who a command run on the data dir acts as: the first admin of the named tenant, or of the only tenant. */
+  localCaller(tenantId?: string): Caller {
+    const tenants = this.directory.assertInitialized();
+    const tenant = tenantId ? this.directory.tenant(tenantId) : tenants[0];
+    if (!tenant) throw new NotFound(`tenant '${tenantId}' not found`);
+    return this.directory.callerIn(this.directory.firstAdmin(tenant.tenant_id), tenant.tenant_id);
+  }
+
+  private scheduleSnapshot(tenantId: string, datasetId: string): void {
+    const key = `${tenantId}/${datasetId}`;
+    clearTimeout(this.snapshotTimers.get(key));
+    const timer = setTimeout(() => {
+      this.snapshotTimers.delete(key);
+      const source = this.sources.ofDataset(tenantId, datasetId)[0];
+      if (source) this.text.get(tenantId, datasetId, source.search_config).snapshot();
+    }, SNAPSHOT_DELAY_MS);
+    timer.unref();
+    this.snapshotTimers.set(key, timer);
+  }
+
+  /** Finishes queued runs, writes index snapshots, and releases the data dir. */
+  async close(): Promise<void> {
+    await this.ingest.drain();
+    for (const timer of this.snapshotTimers.values()) clearTimeout(timer);
+    this.text.snapshotAll();
+    await this.store.close();
+    this.unlock();
+  }
+}
+
+export type { Caller, Principal };

@@ -1,0 +1,34 @@
+import type { ParsedItem } from '../../records.js';
+import { lineBatches } from '../lines.js';
+
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** One JSON object per non-blank line. */
+export async function* parseNdjson(input: AsyncIterable<Buffer>): AsyncGenerator<ParsedItem> {
+  for await (const batch of lineBatches(input)) {
+    for (const item of batch) {
+      if ('error' in item) {
+        yield item;
+        continue;
+      }
+      const parsed = parseObjectText(item.value);
+      if (parsed === undefined) continue;
+      yield 'error' in parsed ? { line: item.line, error: parsed.error } : { line: item.line, value: parsed.value };
+    }
+  }
+}
+
+/** JSON text that must hold one object; undefined for blank text. */
+export function parseObjectText(text: string): { value: Record<string, unknown> } | { error: string } | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    // Checked only on failure: trimming every line would cost on the hot path.
+    if (text.trim() === '') return undefined;
+    return { error: `invalid JSON: ${(e as Error).message}` };
+  }
+  return isPlainObject(value) ? { value } : { error: 'expected a JSON object' };
+}

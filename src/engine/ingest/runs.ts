@@ -1,0 +1,96 @@
+import type { IngestRun } from '../../api/ingest.js';
+import { NotFound } from '../errors.js';
+import { newId, now } from '../ids.js';
+import type { IngestFormat, TransformConfig } from '../records.js';
+import { scanPrefix, type Store } from '../store/db.js';
+
+export const MAX_REPORTED_ERRORS = 100;
+
+/** What the store keeps of a run: the API shape plus what a resumed run needs. */
+export interface RunState extends IngestRun {
+  transform: TransformConfig;
+  /** last source line whose record is committed: a resumed run skips up to here */
+  resume_line: number;
+}
+
+export function newRun(fields: {
+  tenant_id: string;
+  dataset_id: string;
+  source_id: number;
+  bucket: string;
+  key: string;
+  etag: string;
+  format: IngestFormat;
+  input_kind: string;
+  upload_session_id?: string | null;
+  transform: TransformConfig;
+}): RunState {
+  const at = now();
+  return {
+    ingest_run_id: newId('run'),
+    ...fields,
+    upload_session_id: fields.upload_session_id ?? null,
+    connector_run_id: null,
+    ingest_failure_id: null,
+    reindex_job_id: null,
+    status: 'queued',
+    error_code: null,
+    error_message: null,
+    documents: {
+      expected: 0, parsed: 0, schema_observed: 0, index_committed: 0,
+      semantic_embedded: 0, semantic_failed: 0, semantic_total: 0, malformed: 0, duplicates: 0,
+    },
+    errors: [],
+    lifecycle: { reasons: [], repairable: false, state: 'queued' },
+    ready_for: { text_search: false, sql_search: false, semantic_search: false },
+    created_at: at,
+    queued_at: at,
+    started_at: null,
+    completed_at: null,
+    failed_at: null,
+    text_indexed_at: null,
+    semantic_ready_at: null,
+    updated_at: at,
+    resume_line: 0,
+  };
+}
+
+export function publicRun(run: RunState): IngestRun {
+  const { transform: _t, resume_line: _r, ...pub } = run;
+  return pub;
+}
+
+export class Runs {
+  constructor(private readonly store: Store) {}
+
+  state(tenantId: string, runId: string): RunState {
+    const run = this.store.meta.get([tenantId, 'run', runId]);
+    if (!run) throw new NotFound(`ingest run '${runId}' not found`);
+    return run;
+  }
+
+  /** Call inside a write transaction, or alone. */
+  put(run: RunState): void {
+    run.updated_at = now();
+    this.store.meta.putSync([run.tenant_id, 'run', run.ingest_run_id], run);
+  }
+
+  list(tenantId: string, filter: { dataset_id?: string; source_id?: number; status?: string; limit?: number }): RunState[] {
+    const out: RunState[] = [];
+    for (const { value } of scanPrefix<RunState>(this.store.meta, [tenantId, 'run'], { reverse: true })) {
+      if (filter.dataset_id !== undefined && value.dataset_id !== filter.dataset_id) continue;
+      if (filter.source_id !== undefined && value.source_id !== filter.source_id) continue;
+      if (filter.status !== undefined && value.status !== filter.status) continue;
+      out.push(value);
+      if (out.length >= (filter.limit ?? 50)) break;
+    }
+    return out;
+  }
+
+  /** Runs that did not finish: queued, or running when their process died. */
+  unfinished(tenantIds: string[]): RunState[] {
+    return tenantIds.flatMap((t) =>
+      [...scanPrefix<RunState>(this.store.meta, [t, 'run'])].map((e) => e.value).filter((r) => r.status === 'queued' || r.status === 'running'),
+    );
+  }
+}

@@ -1,0 +1,77 @@
+import { NotFound } from '../errors.js';
+import type { DatasetState } from '../datasets/datasets.js';
+import { observeFields, type ValueType } from '../fields/discover.js';
+import { now } from '../ids.js';
+import type { NewRecord, StoredRecord } from '../records.js';
+import type { Store } from '../store/db.js';
+import { MAX_REPORTED_ERRORS, type RunState } from './runs.js';
+
+export interface Batch {
+  records: NewRecord[];
+  errors: { line: number; reason: string }[];
+  /** the last source line this batch covers */
+  lastLine: number;
+}
+
+const sameContent = (a: StoredRecord, b: NewRecord) =>
+  a.body === b.body && a.title === b.title && a.time === b.time && JSON.stringify(a.metadata) === JSON.stringify(b.metadata);
+
+/**
+ * Commits one batch — its records, the dataset's sequence and counts, the fields it shows, and the
+ * run's counters — in one LMDB transaction, so that after a crash either all of it is there or none.
+ * Returns the records that were added or replaced, in sequence order.
+ */
+export async function commitBatch(store: Store, run: RunState, batch: Batch): Promise<StoredRecord[]> {
+  const t = run.tenant_id;
+  const d = run.dataset_id;
+  const fields = new Map<string, Map<ValueType, { count: number; sample: unknown }>>();
+  for (const rec of batch.records) observeFields(rec, fields);
+  const createdAt = now();
+
+  return store.meta.transaction(() => {
+    const ds: DatasetState | undefined = store.meta.get([t, 'dataset', d]);
+    if (!ds) throw new NotFound(`dataset '${d}' not found`);
+    const added: StoredRecord[] = [];
+    let duplicates = 0;
+    for (const rec of batch.records) {
+      const previous = store.ids.get([t, d, rec.id]);
+      const old = previous === undefined ? undefined : store.records.get([t, d, previous]);
+      if (old && sameContent(old, rec)) {
+        duplicates++;
+        continue;
+      }
+      const stored: StoredRecord = { ...rec, key: run.key, seq: ++ds.seq, created_at: createdAt };
+      if (old) {
+        stored.replaces = old.seq;
+        store.records.remove([t, d, old.seq]);
+      } else {
+        ds.record_count++;
+      }
+      store.records.put([t, d, stored.seq], stored);
+      store.ids.put([t, d, rec.id], stored.seq);
+      added.push(stored);
+    }
+    ds.updated_at = createdAt;
+    store.meta.put([t, 'dataset', d], ds);
+
+    for (const [path, types] of fields) {
+      for (const [type, seen] of types) {
+        const key = [t, 'field', d, path, type];
+        const prev = store.meta.get(key);
+        store.meta.put(key, { count: (prev?.count ?? 0) + seen.count, sample: prev?.sample ?? seen.sample });
+      }
+    }
+
+    const docs = run.documents;
+    docs.expected += batch.records.length + batch.errors.length;
+    docs.parsed += batch.records.length;
+    docs.schema_observed += batch.records.length;
+    docs.malformed += batch.errors.length;
+    docs.duplicates += duplicates;
+    run.errors.push(...batch.errors.slice(0, MAX_REPORTED_ERRORS - run.errors.length));
+    run.resume_line = batch.lastLine;
+    run.updated_at = createdAt;
+    store.meta.put([t, 'run', run.ingest_run_id], run);
+    return added;
+  });
+}

@@ -1,0 +1,45 @@
+/** A record as stored in LMDB: the truth every index is derived from. */
+export interface StoredRecord {
+  id: string;
+  seq: number;
+  title: string | null;
+  body: string;
+  /** ISO 8601 UTC, from the record's time field; null when it has none. */
+  time: string | null;
+  metadata: Record<string, unknown>;
+  created_at: string;
+  /** key of the source feeding the dataset (part of a derived id) */
+  source_key: string;
+  /** where the source object lives: blobs/<tenant>/<bucket>/<key> */
+  bucket: string;
+  key: string;
+  etag: string;
+  /** 1-based line of the source object the record starts on. */
+  line: number;
+  transform_version: number;
+  /** seq of the record with the same id that this one replaced. */
+  replaces?: number;
+}
+
+/** A record before the store assigns its sequence. */
+export type NewRecord = Omit<StoredRecord, 'seq' | 'replaces' | 'created_at' | 'key'>;
+
+/** One item out of a parser: a value with its line, or the reason the line was refused. */
+export type ParsedItem =
+  | { line: number; value: unknown }
+  | { line: number; error: string };
+
+export type IngestFormat = 'text' | 'ndjson' | 'json' | 'csv';
+export const INGEST_FORMATS: IngestFormat[] = ['text', 'ndjson', 'json', 'csv'];
+
+/** Which input fields become id, title, body and time; the rest goes to metadata. */
+export interface TransformConfig {
+  id_field?: string | null;
+  title_field?: string | null;
+  body_field?: string | null;
+  time_field?: string | null;
+  rename?: Record<string, string>;
+  drop?: string[];
+}
+
+export const TRANSFORM_VERSION = 1;

@@ -1,0 +1,55 @@
+import { open, type Database, type RootDatabase } from 'lmdb';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { StoredRecord } from '../records.js';
+
+/** Tenant id under which keys that belong to no tenant (users, token lookups) are stored. */
+export const SYSTEM = '~';
+
+export type Key = (string | number)[];
+
+/**
+ * The LMDB environment of a data dir. Every key begins with a tenant id (or SYSTEM).
+ * - meta:    [tenant, kind, ...]            → JSON-like values (tenants, datasets, runs, sources, handles)
+ * - records: [tenant, dataset, seq]         → StoredRecord, the truth every index derives from
+ * - ids:     [tenant, dataset, record id]   → seq of the record holding that id now
+ */
+export interface Store {
+  env: RootDatabase;
+  meta: Database<any, Key>;
+  records: Database<StoredRecord, Key>;
+  ids: Database<number, Key>;
+  close(): Promise<void>;
+}
+
+export function openStore(dataDir: string): Store {
+  const path = join(dataDir, 'meta');
+  mkdirSync(path, { recursive: true });
+  const env = open<any, Key>({ path, maxDbs: 8, mapSize: 2 ** 36, pageSize: 8192 });
+  const meta = env.openDB<any, Key>({ name: 'meta' });
+  const records = env.openDB<StoredRecord, Key>({ name: 'records' });
+  const ids = env.openDB<number, Key>({ name: 'ids' });
+  return { env, meta, records, ids, close: () => env.close() };
+}
+
+/** Every value whose key starts with `prefix`, in key order. */
+export function* scanPrefix<V>(db: Database<V, Key>, prefix: Key, opts: { reverse?: boolean; limit?: number } = {}): Generator<{ key: Key; value: V }> {
+  const start = opts.reverse ? [...prefix, MAX_KEY] : prefix;
+  const end = opts.reverse ? prefix : [...prefix, MAX_KEY];
+  for (const entry of db.getRange({ start, end, reverse: opts.reverse, limit: opts.limit })) {
+    yield { key: entry.key as Key, value: entry.value };
+  }
+}
+
+/** Sorts after every string and number key part (lmdb orders strings after numbers). */
+export const MAX_KEY = '\uffff';
+
+/** Removes every key starting with `prefix`; call inside a write transaction. */
+export function removePrefix(db: Database<any, Key>, prefix: Key): number {
+  let n = 0;
+  for (const key of db.getKeys({ start: prefix, end: [...prefix, MAX_KEY] })) {
+    db.remove(key as Key);
+    n++;
+  }
+  return n;
+}

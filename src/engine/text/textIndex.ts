@@ -1,0 +1,164 @@
+import MiniSearch, { type Options, type SearchOptions } from 'minisearch';
+import { createHash } from 'node:crypto';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { SearchConfig } from '../../api/sources.js';
+import type { StoredRecord } from '../records.js';
+import { fieldValue } from '../search/fieldValue.js';
+import { MAX_KEY, type Store } from '../store/db.js';
+import { normalizeTerm, tokenize } from './analyzer.js';
+
+const SNAPSHOT_FORMAT = 1;
+/** BM25 parameters, chosen on SciFact's train queries (bench/relevance). */
+export const BM25 = { k: 1.2, b: 0.75, d: 0.5 };
+/** How much an expansion (a fuzzy or prefix neighbour of a query term absent from the index) weighs. */
+const EXPANSION_WEIGHT = 0.5;
+
+export interface TextHit { seq: number; score: number; terms: string[] }
+
+interface SearchableMapLike {
+  has(key: string): boolean;
+  atPrefix(prefix: string): Iterable<[string, unknown]> & { keys(): Iterable<string> };
+  fuzzyGet(key: string, maxDistance: number): Map<string, [unknown, number]>;
+}
+
+/**
+ * The BM25 index of one dataset. It holds every record with seq ≤ `seq` and nothing else:
+ * records enter only in sequence order, so a snapshot plus a replay of later records is always exact.
+ */
+export class TextIndex {
+  seq = 0;
+  private dirty = false;
+  private mini: MiniSearch<StoredRecord>;
+  private readonly fields: string[];
+  private readonly boost: Record<string, number>;
+  private readonly configHash: string;
+
+  constructor(
+    private readonly store: Store,
+    private readonly tenantId: string,
+    private readonly datasetId: string,
+    private readonly snapshotPath: string,
+    config: SearchConfig,
+  ) {
+    this.fields = config.text_fields.map((f) => f.field);
+    this.boost = Object.fromEntries(config.text_fields.map((f) => [f.field, f.boost]));
+    this.configHash = createHash('sha1').update(JSON.stringify([config, BM25])).digest('hex');
+    this.mini = new MiniSearch(this.options());
+  }
+
+  private options(): Options<StoredRecord> {
+    return {
+      idField: 'seq',
+      fields: this.fields,
+      storeFields: [],
+      extractField: (rec, field) => {
+        if (field === 'seq') return rec.seq as unknown as string;
+        const v = fieldValue(rec, field);
+        return v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v);
+      },
+      tokenize,
+      processTerm: normalizeTerm,
+      searchOptions: { bm25: BM25, tokenize: (t) => [t], processTerm: (t) => t },
+    };
+  }
+
+  get documentCount(): number {
+    return this.mini.documentCount;
+  }
+
+  /** Loads the snapshot when it matches this configuration, then replays newer records. */
+  open(): this {
+    if (existsSync(this.snapshotPath)) {
+      const snap = JSON.parse(readFileSync(this.snapshotPath, 'utf8'));
+      if (snap.format === SNAPSHOT_FORMAT && snap.config === this.configHash) {
+        this.mini = MiniSearch.loadJS(snap.index, this.options());
+        this.seq = snap.seq;
+      } else {
+        this.dirty = true;
+      }
+    }
+    this.catchUp();
+    return this;
+  }
+
+  /** Adds every record past `seq`, in order, from the store. */
+  catchUp(): void {
+    const range = this.store.records.getRange({ start: [this.tenantId, this.datasetId, this.seq + 1], end: [this.tenantId, this.datasetId, MAX_KEY] });
+    for (const { value } of range) this.apply(value);
+  }
+
+  /** Adds records just committed; falls back to the store when they do not follow on from `seq`. */
+  add(records: StoredRecord[]): void {
+    if (records.length === 0) return;
+    if (records[0].seq !== this.seq + 1) return this.catchUp();
+    for (const rec of records) this.apply(rec);
+  }
+
+  private apply(rec: StoredRecord): void {
+    if (rec.seq <= this.seq) return;
+    if (rec.replaces !== undefined && this.mini.has(rec.replaces)) this.mini.discard(rec.replaces);
+    this.mini.add(rec);
+    this.seq = rec.seq;
+    this.dirty = true;
+  }
+
+  remove(seqs: Iterable<number>): void {
+    for (const seq of seqs) {
+      if (this.mini.has(seq)) {
+        this.mini.discard(seq);
+        this.dirty = true;
+      }
+    }
+  }
+
+  /** Query terms as the index holds them (stemmed, stop words gone), each with its expansions when it is not in the index. */
+  private queryTerms(text: string, maxExpansions: number): { exact: string[]; expanded: string[] } {
+    const index = (this.mini as unknown as { _index: SearchableMapLike })._index;
+    const exact: string[] = [];
+    const expanded: string[] = [];
+    for (const token of tokenize(text)) {
+      const term = normalizeTerm(token);
+      if (term === null || exact.includes(term)) continue;
+      exact.push(term);
+      if (index.has(term) || maxExpansions === 0 || term.length < 3) continue;
+      const candidates = new Map<string, number>();
+      for (const [key, [, distance]] of index.fuzzyGet(term, term.length >= 8 ? 2 : 1)) candidates.set(key, distance);
+      for (const key of index.atPrefix(term).keys()) if (!candidates.has(key)) candidates.set(key, 3);
+      const best = [...candidates].sort((a, b) => a[1] - b[1] || a[0].length - b[0].length).slice(0, maxExpansions);
+      for (const [key] of best) if (!expanded.includes(key)) expanded.push(key);
+    }
+    return { exact, expanded };
+  }
+
+  /** BM25 hits over the configured fields, best first. */
+  search(text: string, maxExpansions: number): TextHit[] {
+    const { exact, expanded } = this.queryTerms(text, maxExpansions);
+    if (exact.length === 0) return [];
+    const queries: (string | { queries: string[]; combineWith: 'OR'; boost: Record<string, number> })[] = [...exact];
+    if (expanded.length > 0) {
+      const boost = Object.fromEntries(Object.entries(this.boost).map(([f, b]) => [f, b * EXPANSION_WEIGHT]));
+      queries.push({ queries: expanded, combineWith: 'OR', boost });
+    }
+    const options: SearchOptions = { boost: this.boost, combineWith: 'OR' };
+    return this.mini.search({ queries, combineWith: 'OR' } as never, options).map((r) => ({ seq: r.id as number, score: r.score, terms: r.terms }));
+  }
+
+  /** Writes the index to disk (temp file, fsync, rename) when it changed since the last snapshot. */
+  snapshot(): void {
+    if (!this.dirty) return;
+    mkdirSync(dirname(this.snapshotPath), { recursive: true });
+    const tmp = `${this.snapshotPath}.tmp`;
+    const fd = openSync(tmp, 'w');
+    try {
+      writeSync(fd, `{"format":${SNAPSHOT_FORMAT},"config":"${this.configHash}","seq":${this.seq},"index":`);
+      writeSync(fd, JSON.stringify(this.mini));
+      writeSync(fd, '}');
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, this.snapshotPath);
+    this.dirty = false;
+  }
+}

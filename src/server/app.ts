@@ -1,0 +1,49 @@
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { ApiError, HTTPValidationError } from '../api/common.js';
+import type { Engine } from '../engine/index.js';
+import { authenticate } from './auth.js';
+import { errorHandler } from './errors.js';
+import { requestLogger } from './log.js';
+import { datasetRoutes } from './routes/datasets.js';
+import { fieldRoutes } from './routes/fields.js';
+import { healthRoutes } from './routes/health.js';
+import { identityRoutes } from './routes/identity.js';
+import { ingestRoutes } from './routes/ingest.js';
+import { searchRoutes } from './routes/search.js';
+
+export const JSON_BODY_LIMIT = 10 * 2 ** 20;
+
+export interface AppOptions {
+  /** where the one-line-per-request log goes; none when absent */
+  log?: (line: string) => void;
+}
+
+/** The /v1 API over an engine. */
+export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: false,
+    bodyLimit: JSON_BODY_LIMIT,
+    ajv: { customOptions: { allErrors: true, coerceTypes: 'array', removeAdditional: false, useDefaults: false } },
+  });
+  // Responses are plain JSON.stringify: the response schemas document the API, they do not filter it.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  app.decorateRequest('principal', null);
+  app.decorateRequest('caller', null);
+  app.addSchema(ApiError);
+  app.addSchema(HTTPValidationError);
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'svc', version: '1.0.0', description: 'Search and retrieval for operational data' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+  });
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((_req, reply) => reply.status(404).send({ detail: 'Not Found' }));
+  app.addHook('onRequest', authenticate(engine));
+  if (opts.log) requestLogger(app, opts.log);
+  for (const routes of [healthRoutes, identityRoutes, datasetRoutes, fieldRoutes, searchRoutes, ingestRoutes]) routes(app, engine);
+  await app.ready();
+  return app;
+}

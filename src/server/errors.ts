@@ -1,0 +1,54 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { BadRequest, Conflict, EngineError, Forbidden, Invalid, NotFound, Refused, Unauthenticated, Unavailable } from '../engine/errors.js';
+
+const LOCATIONS: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
+
+interface AjvError { instancePath: string; keyword: string; message?: string; params: Record<string, unknown> }
+
+/** Ajv's errors in FastAPI's HTTPValidationError shape: loc, msg, type, ctx. */
+function validationDetail(context: string, errors: AjvError[], input: unknown) {
+  return errors.map((e) => {
+    const loc: (string | number)[] = [LOCATIONS[context] ?? context, ...e.instancePath.split('/').slice(1).map((p) => (/^\d+$/.test(p) ? Number(p) : p))];
+    if (e.keyword === 'required') return { loc: [...loc, String(e.params.missingProperty)], msg: 'Field required', type: 'missing' };
+    if (e.keyword === 'additionalProperties') return { loc: [...loc, String(e.params.additionalProperty)], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' };
+    let value: unknown = input;
+    for (const part of loc.slice(1)) value = value == null ? undefined : (value as Record<string | number, unknown>)[part];
+    return { loc, msg: e.message ?? 'invalid value', type: e.keyword, ctx: e.params, input: value };
+  });
+}
+
+function engineStatus(err: EngineError): number {
+  if (err instanceof BadRequest) return 400;
+  if (err instanceof Unauthenticated) return 401;
+  if (err instanceof Forbidden) return 403;
+  if (err instanceof NotFound) return 404;
+  if (err instanceof Conflict) return 409;
+  if (err instanceof Invalid) return 422;
+  if (err instanceof Refused) return err.status;
+  if (err instanceof Unavailable) return 503;
+  return 500;
+}
+
+/** Engine errors and framework errors to the spec's ApiError / HTTPValidationError. */
+export function errorHandler(err: FastifyError & { validationContext?: string }, req: FastifyRequest, reply: FastifyReply) {
+  if (err instanceof Invalid) {
+    return reply.status(422).send({ detail: err.code ? { code: err.code, message: err.message } : err.issues });
+  }
+  if (err instanceof EngineError) {
+    const status = engineStatus(err);
+    if (status === 401) reply.header('www-authenticate', 'Bearer');
+    return reply.status(status).send({ detail: err.code ? { code: err.code, message: err.message } : err.message });
+  }
+  if (err.validation) {
+    const input = { body: req.body, querystring: req.query, params: req.params, headers: req.headers }[err.validationContext ?? 'body'];
+    return reply.status(422).send({ detail: validationDetail(err.validationContext ?? 'body', err.validation as AjvError[], input) });
+  }
+  if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError) {
+    return reply.status(422).send({ detail: [{ loc: ['body'], msg: 'JSON decode error', type: 'json_invalid', ctx: { error: err.message } }] });
+  }
+  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.status(413).send({ detail: 'request body too large' });
+  if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return reply.status(415).send({ detail: err.message });
+  if (err.statusCode && err.statusCode < 500) return reply.status(err.statusCode).send({ detail: err.message });
+  req.log.error(err);
+  return reply.status(500).send({ detail: 'internal error' });
+}

@@ -1,0 +1,39 @@
+import { Type } from '@sinclair/typebox';
+import { IngestOptions, IngestRun, IngestRunList, RunListQuery, RunPath } from '../../api/ingest.js';
+import { caller } from '../auth.js';
+import type { Routes } from './types.js';
+import { errors, typed } from './types.js';
+
+const tags = ['Sources and ingest'];
+
+export const ingestRoutes: Routes = (app, engine) => {
+  const r = typed(app);
+  r.get('/v1/ingest/runs/:ingest_run_id', { schema: { tags, params: RunPath, response: { 200: IngestRun, ...errors(400, 401, 403, 404) } } }, async (req) =>
+    engine.ingest.get(caller(req), req.params.ingest_run_id),
+  );
+  r.get('/v1/ingest/runs', { schema: { tags, querystring: RunListQuery, response: { 200: IngestRunList, ...errors(400, 401, 403, 422) } } }, async (req) => ({
+    runs: engine.ingest.list(caller(req), req.query),
+    next_cursor: null,
+  }));
+
+  // The body is the object itself, in any content type: it streams to the blob store unparsed.
+  app.register(async (raw) => {
+    raw.removeAllContentTypeParsers();
+    raw.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
+    typed(raw).post(
+      '/v1/ingest/sources/:source_key/stream',
+      {
+        schema: {
+          tags,
+          params: Type.Object({ source_key: Type.String({ minLength: 1 }) }),
+          querystring: IngestOptions,
+          response: { 202: IngestRun, ...errors(400, 401, 403, 404, 413, 422) },
+        },
+      },
+      async (req, reply) => {
+        const body = (req.body ?? req.raw) as AsyncIterable<Buffer>;
+        return reply.status(202).send(await engine.ingest.submit(caller(req), body, { ...req.query, source_key: req.params.source_key }));
+      },
+    );
+  });
+};
