@@ -107,6 +107,8 @@ describe('where on arrays', () => {
     expect(ok([{ field: 'sizes', op: 'lt', value: 3 }])).toBe(false);
     expect(ok([{ field: 'tags', op: 'prefix', value: 'gr' }])).toBe(true);
     expect(ok([{ field: 'owner.team', op: 'eq', value: 'OPS' }])).toBe(true);
+    expect(ok([{ field: 'owner.name', op: 'eq', value: null }])).toBe(true);
+    expect(ok([{ field: 'owner.team', op: 'ne', value: null }])).toBe(true);
   });
 });
 

@@ -140,6 +140,8 @@ describe('compileQuery on single records', () => {
     expect(compileQuery('servers AND detail').matches(api)).toBe(true);
     expect(compileQuery('"unknown base file"').matches(warn)).toBe(true);
     expect(compileQuery('"base unknown file"').matches(warn)).toBe(false);
+    expect(compileQuery('/instances\\/_base/').matches(warn)).toBe(true);
+    expect(compileQuery('Component:/^nova\\.virt\\./').matches(warn)).toBe(true);
     expect(compileQuery('Level:warning OR status:404').matches(warn)).toBe(true);
     expect(compileQuery('Level:warning AND status:404').matches(warn)).toBe(false);
   });
@@ -180,6 +182,14 @@ describe('compileQuery on single records', () => {
     expect(compileQuery('host:web*').matches(r)).toBe(true);
     expect(compileQuery('host:w?b1').matches(r)).toBe(true);
     expect(compileQuery('host:w?b2').matches(r)).toBe(false);
+  });
+
+  it('reads time aliases from the record, or from metadata when the record has no time', () => {
+    const status = rec('', { timestamp: 1446249499322, connections: { active: 2 } });
+    expect(compileQuery('timestamp:>1446249499000').matches(status)).toBe(true);
+    expect(compileQuery('timestamp:>1446249499000').matches(api)).toBe(false);
+    expect(compileQuery('@timestamp:>=2017-05-16T00:00:00Z').matches(api)).toBe(true);
+    expect(compileQuery('connections.active:2 AND metadata.connections.active:>=2').matches(status)).toBe(true);
   });
 
   it('treats an empty q as matching everything', () => {

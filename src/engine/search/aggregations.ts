@@ -1,15 +1,10 @@
 import { Invalid } from '../errors.js';
+import type { AggregationSpec } from '../../api/search.js';
 import type { StoredRecord } from '../records.js';
 import { fieldGetter, toEpochMs, toNumber } from './fieldValue.js';
 
-export type AggregationType = 'terms' | 'date_histogram' | 'histogram' | 'stats' | 'count';
-export interface AggregationSpec {
-  name: string;
-  type: AggregationType;
-  field?: string;
-  size?: number;
-  interval?: string | number;
-}
+export type { AggregationSpec };
+export type AggregationType = AggregationSpec['type'];
 
 export interface Aggregator {
   add(rec: StoredRecord): void;

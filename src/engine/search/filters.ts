@@ -1,19 +1,10 @@
 import { Invalid, type Loc } from '../errors.js';
+import type { TimeFilter, WhereItem } from '../../api/search.js';
 import type { StoredRecord } from '../records.js';
 import { anyValue, compareTest, equalsTest, fieldGetter, parseDate, toEpochMs, toNumber } from './fieldValue.js';
 
-export type WhereOp = 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'nin' | 'exists' | 'prefix' | 'contains';
-export interface WhereItem {
-  field: string;
-  op: WhereOp;
-  value?: unknown;
-}
-export interface TimeFilter {
-  field?: string;
-  gte?: string;
-  lt?: string;
-  last?: string;
-}
+export type { TimeFilter, WhereItem };
+export type WhereOp = WhereItem['op'];
 
 type Predicate = (rec: StoredRecord) => boolean;
 type ValueTest = (v: unknown) => boolean;
@@ -66,6 +57,8 @@ function valueTest(op: WhereOp, value: unknown, fail: (msg: string) => null): Va
     case 'eq':
     case 'ne': {
       if (!isScalar(value)) return fail(`${op} needs a string, number, boolean or null value`);
+      // eq null asks "has no value", so a missing field counts too
+      if (value === null) return op === 'eq' ? (v) => !present(v) : present;
       const eq = equalsTest(value);
       return op === 'eq' ? (v) => anyValue(v, eq) : (v) => !anyValue(v, eq);
     }

@@ -250,6 +250,10 @@ function compileTag(tag: TagToken, ctx: Ctx): Test {
     if (name === null && !ctx.negated && (expr.quoted || !WILDCARD.test(raw))) ctx.scoring.push(raw);
     return costed(compileText(scope, raw, expr.quoted), TEXT_COST);
   }
+  if (scope !== null && expr.type === 'RegexExpression') {
+    const re = regexOf(expr.value, ctx.input);
+    return costed((text) => re.test(text.view(scope).raw), TEXT_COST);
+  }
   if (name === null) throw invalidQ(ctx.input, `'${op}' needs a field name before it`);
   const get = fieldGetter(name);
   const test = compileValueTest(expr, op, ctx.input);
@@ -387,8 +391,10 @@ const ORDER: Record<string, (c: number) => boolean> = {
 
 function regexOf(literal: string, input: string): RegExp {
   const end = literal.lastIndexOf('/');
+  // g and y would make `test` remember where it stopped between records
+  const flags = literal.slice(end + 1).replace(/[gy]/g, '');
   try {
-    return new RegExp(literal.slice(1, end), literal.slice(end + 1));
+    return new RegExp(literal.slice(1, end), flags);
   } catch (e) {
     throw invalidQ(input, `bad regular expression ${literal}: ${(e as Error).message}`);
   }
