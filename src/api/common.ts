@@ -1,8 +1,9 @@
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type TLiteral, type TSchema, type TUnion } from '@sinclair/typebox';
 
 export const DateTime = Type.String({ format: 'date-time' });
 /** A string enum whose static type is the union of its values. */
-export const Literals = <const T extends string>(values: readonly T[]) => Type.Unsafe<T>({ type: 'string', enum: [...values] });
+export const Literals = <const T extends readonly string[]>(values: T) =>
+  Type.Union(values.map((v) => Type.Literal(v))) as unknown as TUnion<{ -readonly [K in keyof T]: TLiteral<T[K] & string> }>;
 export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 
 export const ApiError = Type.Object(

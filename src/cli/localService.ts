@@ -1,21 +1,30 @@
+import { DatasetCreate } from '../api/datasets.js';
+import { FieldQuery } from '../api/fields.js';
+import { IngestOptions, RunListQuery } from '../api/ingest.js';
+import { SearchRequest } from '../api/search.js';
+import { validate } from '../api/validate.js';
 import type { Caller } from '../engine/auth/caller.js';
 import type { Engine } from '../engine/index.js';
 import type { Service } from './service.js';
 
 const PROGRESS_INTERVAL_MS = 250;
 
+/** Drops members left undefined by optional flags, as JSON over HTTP would. */
+const strip = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+
 /** The engine in this process, acting as the data dir's admin. */
 export function localService(engine: Engine, caller: Caller): Service {
   return {
     mode: 'local',
     me: async () => engine.directory.me(caller),
-    createDataset: (req) => engine.datasets.create(caller, req),
+    createDataset: (req) => engine.datasets.create(caller, validate(DatasetCreate, strip(req))),
     listDatasets: async () => engine.datasets.list(caller),
     getDataset: async (id) => engine.datasets.get(caller, id),
     deleteDataset: (id) => engine.datasets.delete(caller, id),
-    ingest: (input, target) => engine.ingest.submit(caller, input, target),
+    ingest: (input, { dataset_id, source_key, ...options }) =>
+      engine.ingest.submit(caller, input, { ...validate(IngestOptions, strip(options), 'query'), dataset_id, source_key }),
     getRun: async (id) => engine.ingest.get(caller, id),
-    listRuns: async (query) => engine.ingest.list(caller, query),
+    listRuns: async (query) => engine.ingest.list(caller, validate(RunListQuery, strip(query), 'query')),
     waitRun: async (id, onProgress) => {
       const timer = onProgress && setInterval(() => onProgress(engine.ingest.get(caller, id)), PROGRESS_INTERVAL_MS);
       try {
@@ -24,8 +33,8 @@ export function localService(engine: Engine, caller: Caller): Service {
         clearInterval(timer);
       }
     },
-    search: async (req) => engine.search.search(caller, req),
-    fields: async (query) => engine.fields.list(caller, query),
+    search: async (req) => engine.search.search(caller, validate(SearchRequest, strip(req))),
+    fields: async (query) => engine.fields.list(caller, validate(FieldQuery, strip(query), 'query')),
     close: () => engine.close(),
   };
 }

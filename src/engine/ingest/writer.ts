@@ -25,7 +25,6 @@ export async function commitBatch(store: Store, run: RunState, batch: Batch): Pr
   const t = run.tenant_id;
   const d = run.dataset_id;
   const fields = new Map<string, Map<ValueType, { count: number; sample: unknown }>>();
-  for (const rec of batch.records) observeFields(rec, fields);
   const createdAt = now();
 
   return store.meta.transaction(() => {
@@ -49,6 +48,7 @@ export async function commitBatch(store: Store, run: RunState, batch: Batch): Pr
       }
       store.records.put([t, d, stored.seq], stored);
       store.ids.put([t, d, rec.id], stored.seq);
+      observeFields(rec, fields);
       added.push(stored);
     }
     ds.updated_at = createdAt;

@@ -1,0 +1,141 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DATA, init, svc, tempDir } from './helpers/cli.js';
+
+const SYSTEMS = ['HDFS', 'Apache', 'OpenSSH', 'Linux', 'BGL', 'OpenStack'];
+const logLines = (system: string) => readFileSync(join(DATA, 'loghub', system, `${system}_2k.log`), 'utf8').split('\r\n').filter((l) => l !== '');
+
+describe('svc on a local data dir', () => {
+  const dir = tempDir();
+  const dataDir = join(dir.path, 'data');
+  const run = (args: string[], input?: string) => svc([...args, '--output', 'json'], { dataDir, input });
+
+  beforeAll(() => {
+    init(dataDir);
+    expect(run(['datasets', 'create', 'logs']).status).toBe(0);
+  });
+  afterAll(() => dir.remove());
+
+  it('refuses a second init, and commands on a data dir that was never initialized', () => {
+    const again = svc(['init', '--yes'], { dataDir });
+    expect(again.status).toBe(1);
+    expect(again.stderr).toMatch(/already initialized/);
+    const none = svc(['datasets', 'list'], { dataDir: join(dir.path, 'nowhere') });
+    expect(none.status).toBe(3);
+    expect(none.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it.each(SYSTEMS)('ingests the %s raw log (CRLF) and its structured CSV, line for line', (system) => {
+    const id = system.toLowerCase();
+    expect(run(['datasets', 'create', id]).status).toBe(0);
+    const text = run(['ingest', id, join(DATA, 'loghub', system, `${system}_2k.log`), '--format', 'text', '--wait']);
+    expect(text.status, text.stderr).toBe(0);
+    expect(text.json()).toMatchObject({ status: 'ready', documents: { parsed: 2000, malformed: 0, index_committed: 2000 } });
+    const csv = run(['ingest', id, join(DATA, 'loghub', system, `${system}_2k.log_structured.csv`), '--wait']);
+    expect(csv.status, csv.stderr).toBe(0);
+    expect(csv.json()).toMatchObject({ status: 'ready', format: 'csv', documents: { parsed: 2000, malformed: 0 } });
+    expect(run(['datasets', 'get', id]).json().record_count).toBe(4000);
+
+    const lines = logLines(system);
+    const hits = run(['search', lines[1999].split(/\s+/).slice(-2).join(' '), '--dataset', id, '--limit', '1000']).json();
+    const fromLog = hits.records.filter((r: any) => r.provenance.source_key.endsWith('.log'));
+    expect(fromLog.length).toBeGreaterThan(0);
+    for (const r of fromLog) expect(r.body).toBe(lines[r.provenance.line - 1]);
+  });
+
+  it('keeps leading zeros of CSV cells and infers exact numbers', () => {
+    const rows = run(['search', '--dataset', 'hdfs', '--q', 'LineId:1', '--limit', '1']).json().records;
+    expect(rows[0].metadata).toMatchObject({ LineId: 1, Date: '081109', Time: 203615, Pid: 148, Level: 'INFO' });
+    expect(rows[0].provenance.line).toBe(2);
+  });
+
+  it('reads stdin with -, and a second ingest of the same bytes adds nothing', () => {
+    const events = [
+      { id: 'e1', level: 'WARN', message: 'disk nearly full on block device', timestamp: '2026-11-22T07:00:00Z' },
+      { id: 'e2', level: 'INFO', message: 'block report sent', timestamp: '2026-11-22T07:01:00Z', latency_ms: 12 },
+    ].map((e) => JSON.stringify(e)).join('\n');
+    const first = run(['ingest', 'logs', '-', '--format', 'ndjson', '--wait'], events);
+    expect(first.status, first.stderr).toBe(0);
+    expect(first.json().documents).toMatchObject({ parsed: 2, duplicates: 0 });
+    const second = run(['ingest', 'logs', '-', '--format', 'ndjson', '--wait'], events);
+    expect(second.json().documents).toMatchObject({ parsed: 2, duplicates: 2 });
+    expect(run(['datasets', 'get', 'logs']).json().record_count).toBe(2);
+    const warn = svc(['search', 'block', '--dataset', 'logs', '--where', 'level eq WARN', '--output', 'ndjson'], { dataDir });
+    const records = warn.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(records.map((r) => r.id)).toEqual(['e1']);
+    expect(records[0].time).toBe('2026-11-22T07:00:00.000Z');
+    expect(records[0].provenance).toMatchObject({ dataset_id: 'logs', line: 1, source_bucket: 'hosted' });
+  });
+
+  it('reports malformed lines with their numbers and ingests the rest', () => {
+    const file = join(dir.path, 'mixed.ndjson');
+    writeFileSync(file, Buffer.concat([Buffer.from('{"msg":"ok one"}\n{"msg": broken\n'), Buffer.from([0x7b, 0x22, 0x6d, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d, 0x0a]), Buffer.from('{"msg":"ok two"}\n')]));
+    const r = run(['ingest', 'logs', file, '--wait']);
+    expect(r.status).toBe(0);
+    const out = r.json();
+    expect(out.documents).toMatchObject({ expected: 4, parsed: 2, malformed: 2 });
+    expect(out.errors.map((e: any) => e.line)).toEqual([2, 3]);
+    expect(out.errors[1].reason).toMatch(/UTF-8/);
+    expect(out.lifecycle.reasons[0]).toMatch(/2 malformed/);
+  });
+
+  it('fails an empty object with exit 5 and a one-line message', () => {
+    const file = join(dir.path, 'empty.log');
+    writeFileSync(file, '');
+    const r = svc(['ingest', 'logs', file, '--wait'], { dataDir });
+    expect(r.status).toBe(5);
+    expect(r.stderr.trim()).toMatch(/^svc: ingest run run_\S+ failed: empty_object/);
+  });
+
+  it('maps bad input to exit codes: 3 not found, 2 usage', () => {
+    expect(svc(['ingest', 'nope', join(DATA, 'loghub/HDFS/HDFS_2k.log')], { dataDir }).status).toBe(3);
+    expect(svc(['ingest', 'logs', join(dir.path, 'missing.log')], { dataDir }).status).toBe(3);
+    expect(svc(['ingest', 'logs', '-', '--format', 'xml'], { dataDir }).status).toBe(2);
+    expect(svc(['search', 'x', '--where', 'level frobs 3'], { dataDir }).status).toBe(2);
+    expect(svc(['search', 'x', '--dataset', 'nope'], { dataDir }).status).toBe(3);
+    const badQ = svc(['search', '--q', 'level:(WARN'], { dataDir });
+    expect(badQ.status).toBe(2);
+    expect(badQ.stderr).toMatch(/^svc: .*q/);
+    const badId = svc(['datasets', 'create', 'Bad Id!'], { dataDir });
+    expect(badId.status).toBe(2);
+    expect(badId.stderr).toMatch(/dataset_id/);
+    expect(svc(['datasets', 'create', 'logs'], { dataDir }).status).toBe(1);
+    expect(svc(['frobnicate'], { dataDir }).status).toBe(2);
+  });
+
+  it('writes table, csv and ndjson', () => {
+    const table = svc(['search', 'block', '--dataset', 'hdfs', '--limit', '3', '--output', 'table'], { dataDir });
+    expect(table.stdout.split('\n')[0]).toMatch(/^SCORE\s+DATASET_ID\s+LINE\s+BODY/);
+    expect(table.stdout.trim().split('\n')).toHaveLength(4);
+    const csv = svc(['datasets', 'list', '--output', 'csv'], { dataDir });
+    expect(csv.stdout.split('\n')[0]).toBe('dataset_id,name,record_count,created_at');
+    expect(csv.stdout).toMatch(/\nhdfs,hdfs,4000,/);
+    const nd = svc(['search', 'block', '--dataset', 'hdfs', '--limit', '5', '--output', 'ndjson'], { dataDir });
+    expect(nd.stdout.trim().split('\n').map((l) => JSON.parse(l).score_kind)).toEqual(Array(5).fill('bm25'));
+  });
+
+  it('lists fields and runs', () => {
+    const fields = run(['fields', '--dataset', 'logs']).json().fields;
+    expect(fields.find((f: any) => f.field_path === 'latency_ms')).toMatchObject({ type: 'i64', seen_count: 1 });
+    const runs = run(['runs', 'list', '--dataset', 'logs', '--status', 'failed']).json().runs;
+    expect(runs.length).toBe(1);
+    expect(run(['runs', 'get', runs[0].ingest_run_id]).json().error_code).toBe('empty_object');
+    expect(svc(['runs', 'get', 'run_nope'], { dataDir }).status).toBe(3);
+  });
+
+  it('mints console sessions for known users only', () => {
+    expect(run(['token', 'create', '--email', 'admin@localhost', '--ttl', '1h']).json().token).toMatch(/^ey/);
+    expect(svc(['token', 'create', '--email', 'who@nowhere'], { dataDir }).status).toBe(3);
+    expect(svc(['token', 'create', '--email', 'admin@localhost', '--ttl', 'soon'], { dataDir }).status).toBe(2);
+  });
+
+  it('deletes a dataset with its records', () => {
+    expect(run(['datasets', 'create', 'gone']).status).toBe(0);
+    run(['ingest', 'gone', join(DATA, 'loghub/Apache/Apache_2k.log'), '--wait']);
+    expect(run(['datasets', 'delete', 'gone', '--yes']).json()).toEqual({ dataset_id: 'gone', deleted_documents: 2000 });
+    expect(svc(['datasets', 'get', 'gone'], { dataDir }).status).toBe(3);
+    expect(run(['datasets', 'create', 'gone']).json().record_count).toBe(0);
+    expect(run(['search', 'error', '--dataset', 'gone']).json().total.value).toBe(0);
+  });
+});
