@@ -55,9 +55,10 @@ export function newRun(fields: {
   };
 }
 
+/** A copy of the run as the API shows it: the live run goes on changing while a reply is written. */
 export function publicRun(run: RunState): IngestRun {
   const { transform: _t, resume_line: _r, ...pub } = run;
-  return pub;
+  return structuredClone(pub);
 }
 
 export class Runs {

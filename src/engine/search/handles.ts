@@ -5,29 +5,59 @@ import type { Store } from '../store/db.js';
 
 export const HANDLE_TTL_MS = 24 * 3600 * 1000;
 
-/** A stored search: what was asked, and how far each dataset's records went when it was first run. */
+/** One ranked hit: which of the search's datasets, which record, what score. */
+export interface RankedHit { ds: number; seq: number; score: number }
+
+/**
+ * A stored search: what was asked, over which datasets, and — once a second page may be asked
+ * for — its ranking frozen, so that every page of it comes from the same list.
+ */
 export interface SearchHandle {
   search_id: string;
   request: SearchRequest;
-  /** dataset id → highest seq the search sees; later pages ignore records added since */
-  hwm: Record<string, number>;
+  datasets: string[];
+  mode: string;
+  score_kind: string;
+  aggregations: Record<string, unknown>;
+  total: number;
   created_at: string;
   expires_at: string;
+}
+
+const HIT_BYTES = 16;
+
+function pack(hits: RankedHit[]): Buffer {
+  const buf = Buffer.allocUnsafe(hits.length * HIT_BYTES);
+  hits.forEach((h, i) => {
+    buf.writeUInt32LE(h.ds, i * HIT_BYTES);
+    buf.writeUInt32LE(h.seq, i * HIT_BYTES + 4);
+    buf.writeDoubleLE(h.score, i * HIT_BYTES + 8);
+  });
+  return buf;
+}
+
+function unpack(buf: Buffer, from: number, to: number): RankedHit[] {
+  const out: RankedHit[] = [];
+  for (let i = from; i < Math.min(to, buf.length / HIT_BYTES); i++) {
+    out.push({ ds: buf.readUInt32LE(i * HIT_BYTES), seq: buf.readUInt32LE(i * HIT_BYTES + 4), score: buf.readDoubleLE(i * HIT_BYTES + 8) });
+  }
+  return out;
 }
 
 export class SearchHandles {
   constructor(private readonly store: Store) {}
 
-  create(tenantId: string, request: SearchRequest, hwm: Record<string, number>): SearchHandle {
+  create(tenantId: string, fields: Omit<SearchHandle, 'search_id' | 'created_at' | 'expires_at'>, ranking?: RankedHit[]): SearchHandle {
     const created = Date.now();
     const handle: SearchHandle = {
       search_id: newId('srch'),
-      request: { ...request, cursor: null },
-      hwm,
+      ...fields,
+      request: { ...fields.request, cursor: null },
       created_at: new Date(created).toISOString(),
       expires_at: new Date(created + HANDLE_TTL_MS).toISOString(),
     };
     this.store.meta.putSync([tenantId, 'srch', handle.search_id], handle);
+    if (ranking) this.store.meta.putSync([tenantId, 'srchhits', handle.search_id], pack(ranking));
     return handle;
   }
 
@@ -36,9 +66,16 @@ export class SearchHandles {
     if (!handle) return undefined;
     if (Date.parse(handle.expires_at) < Date.now()) {
       this.store.meta.remove([tenantId, 'srch', searchId]);
+      this.store.meta.remove([tenantId, 'srchhits', searchId]);
       return undefined;
     }
     return handle;
+  }
+
+  /** The frozen ranking from `from` (inclusive) to `to` (exclusive). */
+  hits(tenantId: string, searchId: string, from: number, to: number): RankedHit[] {
+    const buf: Buffer | undefined = this.store.meta.get([tenantId, 'srchhits', searchId]);
+    return buf ? unpack(buf, from, to) : [];
   }
 }
 

@@ -8,18 +8,22 @@ import type { Store } from '../store/db.js';
 import { analyze } from '../text/analyzer.js';
 import { snippets } from '../text/snippets.js';
 import type { TextIndexes } from '../text/textIndexes.js';
-import { createAggregator, validateAggregations } from './aggregations.js';
+import { createAggregator } from './aggregations.js';
 import { fieldValue } from './fieldValue.js';
 import { compileFilters } from './filters.js';
-import { decodeCursor, encodeCursor, SearchHandles } from './handles.js';
+import { decodeCursor, encodeCursor, type RankedHit, type SearchHandle, SearchHandles } from './handles.js';
 import { compileQuery } from './query.js';
 
 export const DEFAULT_LIMIT = 20;
 export const DEFAULT_MAX_EXPANSION_TERMS = 50;
 
-interface Hit { ds: number; seq: number; score: number; terms?: string[]; rec?: StoredRecord }
+interface Hit extends RankedHit { terms?: string[]; rec?: StoredRecord }
 
-/** Text search over a tenant's datasets: one request shape in, one envelope out. */
+/**
+ * Text search over a tenant's datasets: one request shape in, one envelope out. The first page
+ * ranks every match; when there are more pages the ranking is frozen in the search handle and
+ * each cursor reads the next slice of it.
+ */
 export class Search {
   constructor(
     private readonly store: Store,
@@ -31,49 +35,45 @@ export class Search {
 
   search(caller: Caller, req: SearchRequest): SearchEnvelope {
     const started = performance.now();
-    const t = caller.tenant_id;
-    const continued = req.cursor ? decodeCursor(this.handles, t, req.cursor) : null;
-    const request: SearchRequest = continued ? { ...continued.handle.request, limit: req.limit ?? continued.handle.request.limit } : req;
-    const offset = continued?.offset ?? 0;
-    const limit = request.limit ?? DEFAULT_LIMIT;
+    if (req.cursor) {
+      const { handle, offset } = decodeCursor(this.handles, caller.tenant_id, req.cursor);
+      return this.page(caller.tenant_id, handle, offset, req.limit ?? handle.request.limit ?? DEFAULT_LIMIT, started);
+    }
+    return this.first(caller.tenant_id, req, started);
+  }
 
+  private first(t: string, request: SearchRequest, started: number): SearchEnvelope {
+    const limit = request.limit ?? DEFAULT_LIMIT;
     const datasetIds = request.datasets?.length ? [...new Set(request.datasets)] : this.datasets.ids(t);
-    const states = datasetIds.map((d) => this.datasets.state(t, d));
+    for (const d of datasetIds) this.datasets.state(t, d);
     const mode = request.mode ?? (request.semantic ? (request.text?.trim() ? 'hybrid' : 'semantic') : 'text');
     if (mode !== 'text') throw new Conflict(`semantic search is not available: no dataset among ${datasetIds.map((d) => `'${d}'`).join(', ')} has vectors`);
 
     const filter = compileFilters(request.where, request.time, new Date());
     const query = request.q?.trim() ? compileQuery(request.q) : null;
-    if (request.aggregations?.length) validateAggregations(request.aggregations);
     const aggregator = request.aggregations?.length ? createAggregator(request.aggregations) : null;
-    const collapse = request.collapse?.field;
     const text = request.text?.trim() ?? '';
     const scoringText = [text, query?.scoringText ?? ''].join(' ').trim();
-    const maxExpansions = request.max_expansion_terms ?? DEFAULT_MAX_EXPANSION_TERMS;
-    const needRecord = Boolean(filter || query || aggregator || collapse);
+    const needRecord = Boolean(filter || query || aggregator || request.collapse);
     const accept = (rec: StoredRecord) => (!query || query.matches(rec)) && (!filter || filter(rec));
-    const hwm = continued?.handle.hwm ?? Object.fromEntries(states.map((s) => [s.dataset_id, s.seq]));
+    const maxExpansions = request.max_expansion_terms ?? DEFAULT_MAX_EXPANSION_TERMS;
 
-    const hits: Hit[] = [];
-    states.forEach((state, ds) => {
-      const d = state.dataset_id;
-      const ceiling = hwm[d] ?? 0;
+    let hits: Hit[] = [];
+    datasetIds.forEach((d, ds) => {
       const textHits = scoringText ? this.index(t, d).search(scoringText, maxExpansions) : [];
       if (text) {
         for (const h of textHits) {
-          if (h.seq > ceiling) continue;
           const rec = needRecord ? this.store.records.get([t, d, h.seq]) : undefined;
-          if (needRecord && (!rec || !accept(rec))) continue;
-          hits.push({ ds, seq: h.seq, score: h.score, terms: h.terms, rec });
+          if (!needRecord || (rec && accept(rec))) hits.push({ ds, seq: h.seq, score: h.score, terms: h.terms, rec });
         }
         return;
       }
-      const scores = new Map(textHits.map((h) => [h.seq, h]));
-      const range = { start: [t, d, ceiling], end: [t, d, 0], reverse: true };
+      const range = { start: [t, d, Number.MAX_SAFE_INTEGER], end: [t, d, 0], reverse: true };
       if (!needRecord) {
         for (const key of this.store.records.getKeys(range)) hits.push({ ds, seq: key[2] as number, score: 0 });
         return;
       }
+      const scores = new Map(textHits.map((h) => [h.seq, h]));
       for (const { value: rec } of this.store.records.getRange(range)) {
         if (!accept(rec)) continue;
         const scored = scores.get(rec.seq);
@@ -81,26 +81,42 @@ export class Search {
       }
     });
 
-    if (scoringText) hits.sort((a, b) => b.score - a.score || a.ds - b.ds || b.seq - a.seq);
-    else hits.sort((a, b) => a.ds - b.ds || b.seq - a.seq);
+    hits.sort((a, b) => b.score - a.score || a.ds - b.ds || b.seq - a.seq);
     if (aggregator) for (const h of hits) aggregator.add(h.rec!);
-    const ranked = collapse ? collapseHits(hits, collapse) : hits;
+    if (request.collapse) hits = collapseHits(hits, request.collapse.field);
 
-    const handle = continued?.handle ?? this.handles.create(t, request, hwm);
-    const queryTerms = new Set(analyze(scoringText));
-    const records = ranked.slice(offset, offset + limit).flatMap((h) => {
-      const d = states[h.ds].dataset_id;
+    const more = hits.length > limit;
+    const handle = this.handles.create(
+      t,
+      { request, datasets: datasetIds, mode, score_kind: scoringText ? 'bm25' : 'none', aggregations: aggregator?.result() ?? {}, total: hits.length },
+      more ? hits.map(({ ds, seq, score }) => ({ ds, seq, score })) : undefined,
+    );
+    return this.envelope(t, handle, hits.slice(0, limit), more ? encodeCursor(handle.search_id, limit) : null, started);
+  }
+
+  private page(t: string, handle: SearchHandle, offset: number, limit: number, started: number): SearchEnvelope {
+    const hits = this.handles.hits(t, handle.search_id, offset, offset + limit);
+    const next = offset + limit < handle.total ? encodeCursor(handle.search_id, offset + limit) : null;
+    return this.envelope(t, handle, hits, next, started);
+  }
+
+  private envelope(t: string, handle: SearchHandle, hits: Hit[], next: string | null, started: number): SearchEnvelope {
+    const request = handle.request;
+    const queryTerms = new Set(analyze([request.text ?? '', request.q ? compileQuery(request.q).scoringText : ''].join(' ')));
+    const records = hits.flatMap((h) => {
+      const d = handle.datasets[h.ds];
+      // a record deleted or replaced since the search was first run is no longer there to show
       const rec = h.rec ?? this.store.records.get([t, d, h.seq]);
-      return rec ? [toResult(t, d, rec, h, scoringText ? 'bm25' : 'none', new Set([...queryTerms, ...(h.terms ?? [])]))] : [];
+      return rec ? [toResult(t, d, rec, h.score, handle.score_kind, h.terms ? new Set([...queryTerms, ...h.terms]) : queryTerms)] : [];
     });
     return {
       search_id: handle.search_id,
       took_ms: Math.round((performance.now() - started) * 100) / 100,
-      mode,
-      total: { relation: 'eq', value: ranked.length },
+      mode: handle.mode,
+      total: { relation: 'eq', value: handle.total },
       records,
-      aggregations: aggregator?.result() ?? {},
-      next_cursor: offset + limit < ranked.length ? encodeCursor(handle.search_id, offset + limit) : null,
+      aggregations: handle.aggregations,
+      next_cursor: next,
     };
   }
 
@@ -120,13 +136,13 @@ function collapseHits(hits: Hit[], field: string): Hit[] {
   });
 }
 
-export function toResult(tenantId: string, datasetId: string, rec: StoredRecord, hit: { score: number }, scoreKind: string, terms: Set<string>): ResultRecord {
+export function toResult(tenantId: string, datasetId: string, rec: StoredRecord, score: number, scoreKind: string, terms: Set<string>): ResultRecord {
   return {
     id: rec.id,
     title: rec.title,
     body: rec.body,
     metadata: rec.metadata,
-    score: hit.score,
+    score,
     score_kind: scoreKind,
     snippets: snippets(rec.body, terms),
     created_at: rec.created_at,
@@ -142,4 +158,3 @@ export function toResult(tenantId: string, datasetId: string, rec: StoredRecord,
     },
   };
 }
-
