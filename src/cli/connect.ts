@@ -5,7 +5,9 @@ import { Invalid, NotFound, Unauthenticated } from '../engine/errors.js';
 import { Engine } from '../engine/index.js';
 import { defaultDataDir } from '../engine/paths.js';
 import { liveServer } from '../engine/serverInfo.js';
+import { loadToken } from './credentials.js';
 import { localService } from './localService.js';
+import { resolveProfile } from './profiles.js';
 import { remoteService } from './remoteService.js';
 import type { Service } from './service.js';
 
@@ -14,6 +16,7 @@ export interface GlobalOptions {
   url?: string;
   token?: string;
   tenant?: string;
+  profile?: string;
   output?: string;
   json?: boolean;
   yes?: boolean;
@@ -24,25 +27,38 @@ const DELEGATED_SESSION_TTL = 300;
 
 export const dataDirOf = (g: GlobalOptions) => g.dataDir ?? defaultDataDir();
 
+/** An empty value (`SVC_URL=`) counts as unset, so a variable can be blanked out without unsetting it. */
+export const given = (v: string | undefined) => (v ? v : undefined);
+
 /**
- * Remote mode with --url; else the server holding the data dir, if one runs; else the engine in
- * this process. Flags win over environment variables (commander reads both).
+ * Remote mode with --url/SVC_URL; else the profile's server, if it has one; else the server
+ * holding the data dir, if one runs; else the engine in this process. Flags win over environment
+ * variables (commander reads both), and both win over the profile.
  */
 export async function connect(g: GlobalOptions): Promise<Service> {
-  if (g.url) {
-    if (!g.token) throw new Unauthenticated('a token is required with --url: pass --token or set SVC_TOKEN');
-    return remoteService({ url: g.url, token: g.token, tenant: g.tenant ?? (await onlyTenant(g.url, g.token)) });
+  const [url, token, tenant] = [given(g.url), given(g.token), given(g.tenant)];
+  const { name, explicit, profile } = resolveProfile(given(g.profile));
+  if (url) {
+    const stored = token ?? loadToken(name, url);
+    if (!stored) throw new Unauthenticated('a token is required with --url: pass --token, set SVC_TOKEN or run `svc login`');
+    return remoteService({ url, token: stored, tenant: tenant ?? (await onlyTenant(url, stored)) });
+  }
+  if (explicit && !profile) throw new NotFound(`no profile '${name}': run \`svc login --profile ${name} --url URL\``);
+  if (profile?.url) {
+    const stored = token ?? loadToken(name, profile.url);
+    if (!stored) throw new Unauthenticated(`no stored token for profile '${name}' (${profile.url}): run \`svc login --profile ${name} --url ${profile.url}\``);
+    return remoteService({ url: profile.url, token: stored, tenant: tenant ?? profile.tenant ?? (await onlyTenant(profile.url, stored)) });
   }
   const dataDir = dataDirOf(g);
   const server = liveServer(dataDir);
   if (server) {
-    const session = await mintLocalSession(dataDir, { tenant: g.tenant }, DELEGATED_SESSION_TTL);
+    const session = await mintLocalSession(dataDir, { tenant }, DELEGATED_SESSION_TTL);
     return remoteService({ url: server.url, token: session.token, tenant: session.tenant_id });
   }
   if (!existsSync(join(dataDir, 'meta'))) throw new NotFound(`no data dir at ${dataDir}: run \`svc init\` first`);
   const engine = await Engine.open(dataDir);
   try {
-    return localService(engine, engine.localCaller(g.tenant));
+    return localService(engine, engine.localCaller(tenant));
   } catch (err) {
     await engine.close();
     throw err;

@@ -3,6 +3,7 @@ import { datasetsCommand } from './commands/datasets.js';
 import { fieldsCommand } from './commands/fields.js';
 import { ingestCommand } from './commands/ingest.js';
 import { initCommand, tokenCommand } from './commands/init.js';
+import { loginCommand, logoutCommand } from './commands/login.js';
 import { runsCommand } from './commands/runs.js';
 import { searchCommand } from './commands/search.js';
 import { serveCommand } from './commands/serve.js';
@@ -16,13 +17,14 @@ const program = new Command('svc')
   .addOption(new Option('--url <url>', 'remote mode: talk to this server').env('SVC_URL'))
   .addOption(new Option('--token <token>', 'bearer token for remote mode').env('SVC_TOKEN'))
   .addOption(new Option('--tenant <id>', 'tenant to act in').env('SVC_TENANT'))
+  .addOption(new Option('--profile <name>', 'saved server and token to use (see `svc login`)').env('SVC_PROFILE'))
   .addOption(new Option('--output <format>', 'output format (default: table on a terminal, json otherwise)').choices(OUTPUT_FORMATS))
   .option('--json', 'same as --output json')
   .option('--yes', 'never prompt')
   .showHelpAfterError()
   .exitOverride();
 
-for (const add of [initCommand, tokenCommand, serveCommand, datasetsCommand, ingestCommand, searchCommand, fieldsCommand, runsCommand]) add(program);
+for (const add of [initCommand, tokenCommand, serveCommand, datasetsCommand, ingestCommand, searchCommand, fieldsCommand, runsCommand, loginCommand, logoutCommand]) add(program);
 
 try {
   await program.parseAsync(process.argv);

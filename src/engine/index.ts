@@ -1,15 +1,18 @@
 import type { InitResult } from '../api/identity.js';
 import type { Caller, Principal } from './auth/caller.js';
 import { Directory } from './auth/directory.js';
+import { Identity } from './auth/identity.js';
+import { Keys } from './auth/keys.js';
 import { loadSecret } from './auth/secret.js';
 import { Sessions } from './auth/sessions.js';
 import { BlobStore } from './blobs/store.js';
 import { Datasets } from './datasets/datasets.js';
-import { Conflict, NotFound, Unauthenticated } from './errors.js';
+import { Conflict, Forbidden, NotFound, Unauthenticated } from './errors.js';
 import { Fields } from './fields/fields.js';
 import { Ingest } from './ingest/ingest.js';
 import { Runs } from './ingest/runs.js';
 import { lockDataDir } from './lock.js';
+import { PlatformTenants } from './platform/tenants.js';
 import { SearchHandles } from './search/handles.js';
 import { Search } from './search/search.js';
 import { Sources } from './sources/sources.js';
@@ -29,6 +32,9 @@ export interface OpenOptions {
 export class Engine {
   readonly directory: Directory;
   readonly sessions: Sessions;
+  readonly keys: Keys;
+  readonly identity: Identity;
+  readonly tenants: PlatformTenants;
   readonly sources: Sources;
   readonly datasets: Datasets;
   readonly ingest: Ingest;
@@ -41,8 +47,11 @@ export class Engine {
     const blobs = new BlobStore(dataDir);
     this.directory = new Directory(store);
     this.sessions = new Sessions(secret);
+    this.keys = new Keys(store);
+    this.identity = new Identity(this.directory, this.keys);
     this.sources = new Sources(store);
     this.text = new TextIndexes(store, dataDir);
+    this.tenants = new PlatformTenants(store, dataDir, this.directory, this.keys, this.text);
     this.datasets = new Datasets(store, this.sources, blobs, this.text);
     this.ingest = new Ingest(store, this.datasets, this.sources, new Runs(store), blobs, this.text, (t, d) => this.scheduleSnapshot(t, d));
     this.search = new Search(store, this.datasets, this.sources, this.text, new SearchHandles(store));
@@ -68,13 +77,9 @@ export class Engine {
     return { tenant_id: tenant.tenant_id, user_id: user.user_id, token: await this.sessions.issue(user.user_id, ttlSeconds) };
   }
 
-  async issueSession(email: string, ttlSeconds = DEFAULT_SESSION_TTL): Promise<{ user_id: string; token: string; expires_at: string }> {
-    const principal = this.directory.principalByEmail(email);
-    const token = await this.sessions.issue(principal.user_id, ttlSeconds);
-    return { user_id: principal.user_id, token, expires_at: new Date(Date.now() + ttlSeconds * 1000).toISOString() };
-  }
-
+  /** A bearer token (session JWT, tenant key or platform key) → who it stands for; 401 otherwise. */
   async authenticate(token: string): Promise<Principal> {
+    if (Keys.isKey(token)) return this.keys.verify(token);
     const userId = await this.sessions.verify(token);
     if (!this.directory.user(userId)) throw new Unauthenticated('unknown user');
     return { user_id: userId, kind: 'session' };
@@ -82,6 +87,12 @@ export class Engine {
 
   callerIn(principal: Principal, tenantId: string): Caller {
     return this.directory.callerIn(principal, tenantId);
+  }
+
+  /** A platform key acting in its own platform tenant (the /v1/platform routes take no tenant header). */
+  platformCaller(principal: Principal): Caller {
+    if (principal.kind !== 'platform_key' || !principal.key) throw new Forbidden('this operation needs a platform key');
+    return this.directory.callerIn(principal, principal.key.tenant_id);
   }
 
   /** Who a command run on the data dir acts as: the first admin of the named tenant, or of the only tenant. */

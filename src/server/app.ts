@@ -4,12 +4,15 @@ import { ApiError, HTTPValidationError } from '../api/common.js';
 import type { Engine } from '../engine/index.js';
 import { authenticate } from './auth.js';
 import { errorHandler } from './errors.js';
+import { POLICY, policyKey } from './policy.js';
 import { requestLogger } from './log.js';
 import { datasetRoutes } from './routes/datasets.js';
 import { fieldRoutes } from './routes/fields.js';
 import { healthRoutes } from './routes/health.js';
 import { identityRoutes } from './routes/identity.js';
 import { ingestRoutes } from './routes/ingest.js';
+import { keyRoutes } from './routes/keys.js';
+import { platformRoutes } from './routes/platform.js';
 import { searchRoutes } from './routes/search.js';
 
 export const JSON_BODY_LIMIT = 10 * 2 ** 20;
@@ -23,6 +26,7 @@ export interface AppOptions {
 export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: false,
+    exposeHeadRoutes: false,
     bodyLimit: JSON_BODY_LIMIT,
     ajv: { customOptions: { allErrors: true, coerceTypes: 'array', removeAdditional: false, useDefaults: false } },
   });
@@ -41,9 +45,14 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((_req, reply) => reply.status(404).send({ detail: 'Not Found' }));
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      if (!POLICY[policyKey(method, route.url)]) throw new Error(`route ${method} ${route.url} has no entry in the route policy`);
+    }
+  });
   app.addHook('onRequest', authenticate(engine));
   if (opts.log) requestLogger(app, opts.log);
-  for (const routes of [healthRoutes, identityRoutes, datasetRoutes, fieldRoutes, searchRoutes, ingestRoutes]) routes(app, engine);
+  for (const routes of [healthRoutes, identityRoutes, keyRoutes, platformRoutes, datasetRoutes, fieldRoutes, searchRoutes, ingestRoutes]) routes(app, engine);
   await app.ready();
   return app;
 }

@@ -1,19 +1,15 @@
-import { Forbidden } from '../errors.js';
-
 export type Role = 'Admin' | 'Member';
 
 /** Who acts: the authenticated principal, and the tenant and role it acts in. */
 export interface Principal {
   user_id: string;
-  /** how the caller proved itself: a console session (JWT) or direct access to the data dir */
-  kind: 'session' | 'local';
+  /** how the caller proved itself: a console session (JWT), an API key, or direct access to the data dir */
+  kind: 'session' | 'local' | 'tenant_key' | 'platform_key';
+  /** for an API key: the tenant it belongs to and the role it was minted with */
+  key?: { id: number; tenant_id: string; role: Role };
 }
 
 export interface Caller extends Principal {
   tenant_id: string;
   role: Role;
-}
-
-export function requireAdmin(caller: Caller): void {
-  if (caller.role !== 'Admin') throw new Forbidden('this operation requires the Admin role');
 }

@@ -1,11 +1,11 @@
-import type { Me } from '../../api/identity.js';
+import type { Me, Member } from '../../api/identity.js';
 import { Conflict, Forbidden, NotFound, Unauthenticated } from '../errors.js';
 import { newId, now } from '../ids.js';
 import { SYSTEM, scanPrefix, type Store } from '../store/db.js';
 import type { Caller, Principal, Role } from './caller.js';
 
 interface User { user_id: string; email: string; is_staff: boolean; created_at: string }
-interface Tenant { tenant_id: string; name: string; created_at: string }
+export interface TenantState { tenant_id: string; name: string; created_at: string; platform_tenant_id?: string }
 
 /** Users, tenants and who is a member of what. Users live under SYSTEM; a membership under its tenant too. */
 export class Directory {
@@ -24,53 +24,111 @@ export class Directory {
     return id ? this.user(id) : undefined;
   }
 
-  tenant(tenantId: string): Tenant | undefined {
+  tenant(tenantId: string): TenantState | undefined {
     return this.db.get([SYSTEM, 'tenant', tenantId]);
   }
 
-  tenants(): Tenant[] {
-    return [...scanPrefix<Tenant>(this.db, [SYSTEM, 'tenant'])].map((e) => e.value);
+  tenants(): TenantState[] {
+    return [...scanPrefix<TenantState>(this.db, [SYSTEM, 'tenant'])].map((e) => e.value);
   }
 
   /** Creates a tenant with `email` as its admin (the user is created when new). */
-  async createTenant(name: string, email: string): Promise<{ tenant: Tenant; user: User }> {
-    const tenant: Tenant = { tenant_id: newId('ten'), name, created_at: now() };
-    let user = this.userByEmail(email);
-    await this.db.transaction(() => {
-      if (!user) {
-        user = { user_id: newId('usr'), email: email.toLowerCase(), is_staff: false, created_at: now() };
-        this.db.put([SYSTEM, 'user', user.user_id], user);
-        this.db.put([SYSTEM, 'email', user.email], user.user_id);
-      }
+  async createTenant(name: string, email: string): Promise<{ tenant: TenantState; user: User }> {
+    const tenant: TenantState = { tenant_id: newId('ten'), name, created_at: now() };
+    const user = await this.db.transaction(() => {
       this.db.put([SYSTEM, 'tenant', tenant.tenant_id], tenant);
-      this.putMembership(tenant.tenant_id, user.user_id, 'Admin');
+      return this.putMember(tenant.tenant_id, email, 'Admin');
     });
-    return { tenant, user: user! };
+    return { tenant, user };
   }
 
-  private putMembership(tenantId: string, userId: string, role: Role) {
-    this.db.put([tenantId, 'member', userId], { role, created_at: now() });
-    this.db.put([SYSTEM, 'membership', userId, tenantId], role);
+  /** A tenant provisioned by a platform: no members; the platform's keys act in it. */
+  async provisionTenant(platformTenantId: string, name: string): Promise<TenantState> {
+    const tenant: TenantState = { tenant_id: newId('ten'), name, created_at: now(), platform_tenant_id: platformTenantId };
+    await this.db.put([SYSTEM, 'tenant', tenant.tenant_id], tenant);
+    return tenant;
+  }
+
+  provisionedBy(platformTenantId: string): TenantState[] {
+    return this.tenants().filter((t) => t.platform_tenant_id === platformTenantId);
+  }
+
+  /** Adds a member or changes its role; the user is created when new. */
+  async addMember(tenantId: string, email: string, role: Role): Promise<Member> {
+    const user = await this.db.transaction(() => this.putMember(tenantId, email, role));
+    return { user_id: user.user_id, email: user.email, role, created_at: this.db.get([tenantId, 'member', user.user_id]).created_at };
+  }
+
+  members(tenantId: string): Member[] {
+    return [...scanPrefix<{ role: Role; created_at: string }>(this.db, [tenantId, 'member'])].flatMap(({ key, value }) => {
+      const user = this.user(String(key[2]));
+      return user ? [{ user_id: user.user_id, email: user.email, role: value.role, created_at: value.created_at }] : [];
+    });
+  }
+
+  /** Call inside a write transaction. */
+  private putMember(tenantId: string, email: string, role: Role): User {
+    let user = this.userByEmail(email);
+    if (!user) {
+      user = { user_id: newId('usr'), email: email.toLowerCase(), is_staff: false, created_at: now() };
+      this.db.put([SYSTEM, 'user', user.user_id], user);
+      this.db.put([SYSTEM, 'email', user.email], user.user_id);
+    }
+    const previous = this.db.get([tenantId, 'member', user.user_id]);
+    this.db.put([tenantId, 'member', user.user_id], { role, created_at: previous?.created_at ?? now() });
+    this.db.put([SYSTEM, 'membership', user.user_id, tenantId], role);
+    return user;
+  }
+
+  /** Removes a tenant's record and memberships; call inside a write transaction. */
+  removeTenant(tenantId: string): void {
+    for (const { key } of scanPrefix(this.db, [tenantId, 'member'])) this.db.remove([SYSTEM, 'membership', String(key[2]), tenantId]);
+    this.db.remove([SYSTEM, 'tenant', tenantId]);
   }
 
   role(tenantId: string, userId: string): Role | undefined {
     return this.db.get([SYSTEM, 'membership', userId, tenantId]);
   }
 
-  /** The caller a principal becomes in a tenant; 403 when it is not a member (or the tenant does not exist). */
+  /** The tenants a principal reaches, with its role in each. */
+  reach(principal: Principal): { tenant: TenantState; role: Role }[] {
+    const key = principal.key;
+    if (principal.kind === 'tenant_key' && key) {
+      const tenant = this.tenant(key.tenant_id);
+      return tenant ? [{ tenant, role: key.role }] : [];
+    }
+    if (principal.kind === 'platform_key' && key) {
+      const own = this.tenant(key.tenant_id);
+      return [...(own ? [own] : []), ...this.provisionedBy(key.tenant_id)].map((tenant) => ({ tenant, role: 'Admin' as Role }));
+    }
+    return [...scanPrefix<Role>(this.db, [SYSTEM, 'membership', principal.user_id])].flatMap(({ key: k, value }) => {
+      const tenant = this.tenant(String(k[3]));
+      return tenant ? [{ tenant, role: value }] : [];
+    });
+  }
+
+  /** The caller a principal becomes in a tenant; 403 when it cannot reach it (or the tenant does not exist). */
   callerIn(principal: Principal, tenantId: string): Caller {
-    const role = this.role(tenantId, principal.user_id);
+    const role = this.roleIn(principal, tenantId);
     if (!role) throw new Forbidden(`no access to tenant '${tenantId}'`);
     return { ...principal, tenant_id: tenantId, role };
   }
 
+  private roleIn(principal: Principal, tenantId: string): Role | undefined {
+    const key = principal.key;
+    if (principal.kind === 'tenant_key') return key?.tenant_id === tenantId ? key.role : undefined;
+    if (principal.kind === 'platform_key') {
+      const tenant = this.tenant(tenantId);
+      return tenant && key && (tenant.tenant_id === key.tenant_id || tenant.platform_tenant_id === key.tenant_id) ? 'Admin' : undefined;
+    }
+    return this.role(tenantId, principal.user_id);
+  }
+
   me(principal: Principal): Me {
+    const tenants = this.reach(principal).map(({ tenant, role }) => ({ tenant_id: tenant.tenant_id, name: tenant.name, role, is_admin: role === 'Admin' }));
+    if (principal.key) return { user_id: principal.user_id, email: '', is_staff: false, tenants };
     const user = this.user(principal.user_id);
     if (!user) throw new Unauthenticated('unknown user');
-    const tenants = [...scanPrefix<Role>(this.db, [SYSTEM, 'membership', user.user_id])].flatMap(({ key, value }) => {
-      const tenant = this.tenant(String(key[3]));
-      return tenant ? [{ tenant_id: tenant.tenant_id, name: tenant.name, role: value, is_admin: value === 'Admin' }] : [];
-    });
     return { user_id: user.user_id, email: user.email, is_staff: user.is_staff, tenants };
   }
 
@@ -89,7 +147,7 @@ export class Directory {
     throw new NotFound(`tenant '${tenantId}' has no admin`);
   }
 
-  assertInitialized(): Tenant[] {
+  assertInitialized(): TenantState[] {
     const tenants = this.tenants();
     if (tenants.length === 0) throw new Conflict('this data dir is not initialized: run `svc init` first');
     return tenants;

@@ -30,6 +30,10 @@ export class TextIndexes {
     rmSync(this.dir(tenantId, datasetId), { recursive: true, force: true });
   }
 
+  dropTenant(tenantId: string): void {
+    for (const key of [...this.open.keys()]) if (key.startsWith(`${tenantId}/`)) this.open.delete(key);
+  }
+
   snapshotAll(): void {
     for (const index of this.open.values()) index.snapshot();
   }

@@ -1,0 +1,42 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { DateTime, Literals, Nullable } from './common.js';
+
+const JobStatus = Literals(['pending', 'running', 'succeeded', 'failed'] as const);
+
+export const DataDeletionItem = Type.Object({
+  item_id: Type.Integer(),
+  item_type: Type.String(),
+  status: JobStatus,
+  attempt_count: Type.Integer(),
+  next_attempt_at: Nullable(DateTime),
+  started_at: Nullable(DateTime),
+  completed_at: Nullable(DateTime),
+  created_at: DateTime,
+  updated_at: DateTime,
+  error_message: Nullable(Type.String()),
+  target: Type.Record(Type.String(), Type.Unknown()),
+  result: Type.Record(Type.String(), Type.Unknown()),
+});
+
+export const DataDeletionJob = Type.Object({
+  job_id: Type.String(),
+  tenant_id: Type.String(),
+  requested_by: Type.String(),
+  scope: Literals(['hosted_upload', 'source', 'dataset', 'object', 'record', 'tenant'] as const),
+  status: JobStatus,
+  target_dataset_id: Nullable(Type.String()),
+  target_source_id: Nullable(Type.Integer()),
+  target_upload_session_id: Nullable(Type.String()),
+  item_total_count: Type.Integer(),
+  item_pending_count: Type.Integer(),
+  item_running_count: Type.Integer(),
+  item_succeeded_count: Type.Integer(),
+  item_failed_count: Type.Integer(),
+  items: Type.Array(DataDeletionItem),
+  error_message: Nullable(Type.String()),
+  created_at: DateTime,
+  started_at: Nullable(DateTime),
+  completed_at: Nullable(DateTime),
+  updated_at: DateTime,
+});
+export type DataDeletionJob = Static<typeof DataDeletionJob>;

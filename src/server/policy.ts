@@ -1,0 +1,48 @@
+/**
+ * Who may call each route: the one place where this is decided. A route the server registers
+ * without an entry here makes the app refuse to start.
+ * - auth: none (public), user (any valid token, no tenant header), tenant (token + tenant header),
+ *   platform (a platform key; no tenant header)
+ * - role: admin for creating, changing and deleting; reads and queries are for any member
+ * - session: only a signed-in user's console session (minting keys); API keys get 403
+ */
+export type AuthMode = 'none' | 'user' | 'tenant' | 'platform';
+export interface RoutePolicy { auth: AuthMode; role?: 'member' | 'admin'; session?: true }
+
+const member: RoutePolicy = { auth: 'tenant', role: 'member' };
+const admin: RoutePolicy = { auth: 'tenant', role: 'admin' };
+const platform: RoutePolicy = { auth: 'platform' };
+
+export const POLICY: Record<string, RoutePolicy> = {
+  'GET /healthz': { auth: 'none' },
+  'GET /openapi.json': { auth: 'none' },
+
+  'GET /v1/me': { auth: 'user' },
+  'POST /v1/admin/members': admin,
+  'GET /v1/admin/members': member,
+  'POST /v1/admin/api-keys': { ...admin, session: true },
+  'GET /v1/admin/api-keys': member,
+  'DELETE /v1/admin/api-keys/:id': admin,
+  'POST /v1/admin/platform-keys': { ...admin, session: true },
+  'GET /v1/admin/platform-keys': member,
+  'DELETE /v1/admin/platform-keys/:id': admin,
+
+  'POST /v1/platform/keys': platform,
+  'POST /v1/platform/tenants': platform,
+  'GET /v1/platform/tenants': platform,
+  'DELETE /v1/platform/tenants/:tenant_id': platform,
+
+  'POST /v1/admin/datasets': admin,
+  'GET /v1/datasets': member,
+  'GET /v1/datasets/:dataset_id': member,
+  'DELETE /v1/admin/datasets/:dataset_id': admin,
+  'GET /v1/admin/fields': member,
+
+  'POST /v1/search': member,
+
+  'GET /v1/ingest/runs/:ingest_run_id': member,
+  'GET /v1/ingest/runs': member,
+  'POST /v1/ingest/sources/:source_key/stream': admin,
+};
+
+export const policyKey = (method: string, url: string) => `${method} ${url}`;
