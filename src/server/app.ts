@@ -22,6 +22,11 @@ export interface AppOptions {
   log?: (line: string) => void;
 }
 
+const registered = new WeakMap<FastifyInstance, { method: string; url: string }[]>();
+
+/** Every route the app registered, as the router saw it. */
+export const routesOf = (app: FastifyInstance) => registered.get(app) ?? [];
+
 /** The /v1 API over an engine. */
 export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
@@ -45,9 +50,12 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((_req, reply) => reply.status(404).send({ detail: 'Not Found' }));
+  const routes: { method: string; url: string }[] = [];
+  registered.set(app, routes);
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) {
       if (!POLICY[policyKey(method, route.url)]) throw new Error(`route ${method} ${route.url} has no entry in the route policy`);
+      routes.push({ method, url: route.url });
     }
   });
   app.addHook('onRequest', authenticate(engine));
