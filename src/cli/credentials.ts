@@ -17,21 +17,40 @@ const account = (profile: string, url: string) => `${profile}@${normalizeUrl(url
 const keyringOff = () => /^(off|false|0|no)$/i.test(process.env.SVC_KEYRING ?? '');
 
 let keyringBroken = false;
+let warmedUp = false;
 let announced = false;
+
+type Keyring = typeof import('@napi-rs/keyring');
 
 /**
  * Runs `op` on the keyring entry, or returns `undefined` when there is no usable keyring. The
  * module is loaded lazily so a platform without a prebuilt binary still runs with the file.
- * Headless Linux (kernel keyring) refuses the first call of a process, hence one retry.
+ * Headless Linux (kernel keyring) refuses the first call of a process, hence one retry; and a
+ * refused first *write* still leaves a copy of the secret in the user-session keyring that no
+ * delete reaches, so the first call is always a read that may fail harmlessly.
  */
 function viaKeyring<T>(acct: string, op: (entry: KeyringEntry) => T): { value: T } | undefined {
   if (keyringOff() || keyringBroken) return undefined;
+  let keyring: Keyring;
+  try {
+    keyring = createRequire(import.meta.url)('@napi-rs/keyring') as Keyring;
+  } catch {
+    keyringBroken = true;
+    return undefined;
+  }
+  if (!warmedUp) {
+    warmedUp = true;
+    try {
+      new keyring.Entry(SERVICE, acct).getPassword();
+    } catch {
+      // expected on the kernel keyring; the retry below covers a store that keeps refusing
+    }
+  }
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      const { Entry } = createRequire(import.meta.url)('@napi-rs/keyring') as typeof import('@napi-rs/keyring');
-      return { value: op(new Entry(SERVICE, acct)) };
+      return { value: op(new keyring.Entry(SERVICE, acct)) };
     } catch {
-      // The error text never carries the secret, but there is nothing useful to show either.
+      // The error text carries nothing a user could act on; the fallback notice says enough.
     }
   }
   keyringBroken = true;

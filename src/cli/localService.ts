@@ -1,4 +1,5 @@
 import { DatasetCreate } from '../api/datasets.js';
+import { ApiKeyCreate, MemberCreate, PlatformKeyCreate, TenantCreate } from '../api/identity.js';
 import { FieldQuery } from '../api/fields.js';
 import { IngestOptions, RunListQuery } from '../api/ingest.js';
 import { SearchRequest } from '../api/search.js';
@@ -17,6 +18,17 @@ export function localService(engine: Engine, caller: Caller): Service {
   return {
     mode: 'local',
     me: async () => engine.directory.me(caller),
+    addMember: (req) => engine.identity.addMember(caller, validate(MemberCreate, req)),
+    listMembers: async () => engine.identity.members(caller),
+    createKey: (kind, req) =>
+      kind === 'tenant'
+        ? engine.identity.createApiKey(caller, validate(ApiKeyCreate, strip(req)))
+        : engine.identity.createPlatformKey(caller, validate(PlatformKeyCreate, { name: req.name })),
+    listKeys: async (kind) => (kind === 'tenant' ? engine.identity.apiKeys(caller) : engine.identity.platformKeys(caller)),
+    revokeKey: (kind, id) => (kind === 'tenant' ? engine.identity.revokeApiKey(caller, id) : engine.identity.revokePlatformKey(caller, id)),
+    createTenant: (req) => engine.tenants.create(caller, validate(TenantCreate, req)),
+    listTenants: async () => engine.tenants.list(caller),
+    deleteTenant: (id) => engine.tenants.delete(caller, id),
     createDataset: (req) => engine.datasets.create(caller, validate(DatasetCreate, strip(req))),
     listDatasets: async () => engine.datasets.list(caller),
     getDataset: async (id) => engine.datasets.get(caller, id),

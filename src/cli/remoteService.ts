@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
 import type { IngestRun } from '../api/ingest.js';
 import { BadRequest, Conflict, EngineError, Forbidden, Invalid, NotFound, Unauthenticated, Unavailable } from '../engine/errors.js';
 import type { Service } from './service.js';
@@ -29,7 +29,13 @@ function toError(status: number, body: any): EngineError {
 /** svc behind a server: the same calls over /v1 with undici (keep-alive, timeouts, retry on 503). */
 export function remoteService(opts: RemoteOptions): Service {
   const base = opts.url.replace(/\/+$/, '');
-  const agent = new Agent({ keepAliveTimeout: 10_000, headersTimeout: 120_000, bodyTimeout: 120_000, connectTimeout: 10_000 });
+  let client: Promise<{ agent: Agent; request: typeof import('undici').request }> | undefined;
+  // undici loads on the first call, so that local commands do not pay for it at start-up
+  const connection = () =>
+    (client ??= import('undici').then(({ Agent, request }) => ({
+      agent: new Agent({ keepAliveTimeout: 10_000, headersTimeout: 120_000, bodyTimeout: 120_000, connectTimeout: 10_000 }),
+      request,
+    })));
 
   async function call<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, query?: Record<string, unknown>): Promise<T> {
     const url = new URL(base + path);
@@ -38,6 +44,7 @@ export function remoteService(opts: RemoteOptions): Service {
     const headers: Record<string, string> = { authorization: `Bearer ${opts.token}`, accept: 'application/json' };
     if (opts.tenant) headers['x-service-tenant-id'] = opts.tenant;
     if (body !== undefined) headers['content-type'] = streaming ? 'application/octet-stream' : 'application/json';
+    const { agent, request } = await connection();
     for (let attempt = 0; ; attempt++) {
       let res;
       try {
@@ -65,6 +72,17 @@ export function remoteService(opts: RemoteOptions): Service {
   return {
     mode: 'remote',
     me: () => call('GET', '/v1/me'),
+    addMember: (req) => call('POST', '/v1/admin/members', req),
+    listMembers: async () => (await call<{ members: any[] }>('GET', '/v1/admin/members')).members,
+    createKey: (kind, req) => (kind === 'tenant' ? call('POST', '/v1/admin/api-keys', req) : call('POST', '/v1/admin/platform-keys', { name: req.name })),
+    listKeys: async (kind) =>
+      kind === 'tenant'
+        ? (await call<{ api_keys: any[] }>('GET', '/v1/admin/api-keys')).api_keys
+        : (await call<{ platform_keys: any[] }>('GET', '/v1/admin/platform-keys')).platform_keys,
+    revokeKey: (kind, id) => call('DELETE', `/v1/admin/${kind === 'tenant' ? 'api-keys' : 'platform-keys'}/${id}`),
+    createTenant: (req) => call('POST', '/v1/platform/tenants', req),
+    listTenants: async () => (await call<{ tenants: any[] }>('GET', '/v1/platform/tenants')).tenants,
+    deleteTenant: (id) => call('DELETE', `/v1/platform/tenants/${encodeURIComponent(id)}`),
     createDataset: (req) => call('POST', '/v1/admin/datasets', req),
     listDatasets: async () => (await call<{ datasets: any[] }>('GET', '/v1/datasets')).datasets,
     getDataset: (id) => call('GET', `/v1/datasets/${encodeURIComponent(id)}`),
@@ -83,6 +101,8 @@ export function remoteService(opts: RemoteOptions): Service {
     },
     search: (req) => call('POST', '/v1/search', req),
     fields: async (query) => (await call<{ fields: any[] }>('GET', '/v1/admin/fields', undefined, query)).fields,
-    close: () => agent.close(),
+    close: async () => {
+      if (client) await (await client).agent.close();
+    },
   };
 }

@@ -1,8 +1,11 @@
 import type { Dataset, DatasetCreate } from '../api/datasets.js';
 import type { Field, FieldQuery } from '../api/fields.js';
-import type { Me } from '../api/identity.js';
+import type { ApiKey, ApiKeyCreate, Me, Member, MemberCreate, PlatformKey, Tenant, TenantCreate } from '../api/identity.js';
+import type { DataDeletionJob } from '../api/jobs.js';
 import type { IngestOptions, IngestRun, RunListQuery } from '../api/ingest.js';
 import type { SearchEnvelope, SearchRequest } from '../api/search.js';
+
+export type KeyKind = 'tenant' | 'platform';
 
 export type IngestTarget = IngestOptions & { dataset_id: string; source_key?: string };
 
@@ -10,6 +13,14 @@ export type IngestTarget = IngestOptions & { dataset_id: string; source_key?: st
 export interface Service {
   readonly mode: 'local' | 'remote';
   me(): Promise<Me>;
+  addMember(req: MemberCreate): Promise<Member>;
+  listMembers(): Promise<Member[]>;
+  createKey(kind: KeyKind, req: ApiKeyCreate): Promise<ApiKey | PlatformKey>;
+  listKeys(kind: KeyKind): Promise<(ApiKey | PlatformKey)[]>;
+  revokeKey(kind: KeyKind, id: number): Promise<ApiKey | PlatformKey>;
+  createTenant(req: TenantCreate): Promise<Tenant>;
+  listTenants(): Promise<Tenant[]>;
+  deleteTenant(tenantId: string): Promise<DataDeletionJob>;
   createDataset(req: DatasetCreate): Promise<Dataset>;
   listDatasets(): Promise<Dataset[]>;
   getDataset(datasetId: string): Promise<Dataset>;

@@ -1,5 +1,5 @@
-import { confirm } from '@inquirer/prompts';
 import type { Command } from 'commander';
+import { prompts } from '../prompts.js';
 import type { Dataset } from '../../api/datasets.js';
 import { EXIT, Exit, withService } from '../context.js';
 
@@ -42,7 +42,7 @@ export function datasetsCommand(program: Command): void {
     .action((id: string, _o, cmd: Command) =>
       withService(cmd, async ({ service, emit, globals }) => {
         if (process.stdin.isTTY && process.stdout.isTTY && !globals.yes) {
-          if (!(await confirm({ message: `Delete dataset '${id}' and all its records?`, default: false }))) throw new Exit(EXIT.failure, 'not deleted');
+          if (!(await (await prompts()).confirm({ message: `Delete dataset '${id}' and all its records?`, default: false }))) throw new Exit(EXIT.failure, 'not deleted');
         }
         await emit(await service.deleteDataset(id));
       }),

@@ -1,5 +1,5 @@
-import { input } from '@inquirer/prompts';
 import type { Command } from 'commander';
+import { prompts } from '../prompts.js';
 import { mintLocalSession } from '../../engine/auth/localSession.js';
 import { parseTtl } from '../../engine/auth/sessions.js';
 import { Invalid } from '../../engine/errors.js';
@@ -28,8 +28,8 @@ export function initCommand(program: Command): void {
     .action(async (opts: { tenantName?: string; email?: string; ttl?: string }, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOptions>();
       const ask = process.stdin.isTTY && process.stdout.isTTY && !g.yes;
-      const tenantName = opts.tenantName ?? (ask ? await input({ message: 'Tenant name', default: DEFAULT_TENANT_NAME }) : DEFAULT_TENANT_NAME);
-      const email = opts.email ?? (ask ? await input({ message: 'Admin e-mail', default: DEFAULT_EMAIL }) : DEFAULT_EMAIL);
+      const tenantName = opts.tenantName ?? (ask ? await (await prompts()).input({ message: 'Tenant name', default: DEFAULT_TENANT_NAME }) : DEFAULT_TENANT_NAME);
+      const email = opts.email ?? (ask ? await (await prompts()).input({ message: 'Admin e-mail', default: DEFAULT_EMAIL }) : DEFAULT_EMAIL);
       const engine = await Engine.open(dataDirOf(g));
       try {
         await emit(outputFormat(g), await engine.init(tenantName, email, ttlSeconds(opts.ttl)));

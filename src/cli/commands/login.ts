@@ -1,4 +1,4 @@
-import { password } from '@inquirer/prompts';
+import { prompts } from '../prompts.js';
 import type { Command } from 'commander';
 import type { Me } from '../../api/identity.js';
 import { Forbidden, Unauthenticated } from '../../engine/errors.js';
@@ -19,7 +19,7 @@ async function readStdin(): Promise<string> {
 async function readToken(tokenStdin: boolean | undefined, g: GlobalOptions): Promise<string> {
   if (tokenStdin) return readStdin();
   if (given(g.token)) return g.token!.trim();
-  if (process.stdin.isTTY) return (await password({ message: 'Token', mask: true })).trim();
+  if (process.stdin.isTTY) return (await (await prompts()).password({ message: 'Token', mask: true })).trim();
   return readStdin();
 }
 

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { Engine } from '../../engine/index.js';
 import { writeServerInfo } from '../../engine/serverInfo.js';
-import { buildApp } from '../../server/app.js';
 import { dataDirOf, type GlobalOptions } from '../connect.js';
 
 export function serveCommand(program: Command): void {
@@ -14,6 +13,7 @@ export function serveCommand(program: Command): void {
     .action(async (opts: { host: string; port: string }, cmd: Command) => {
       const dataDir = dataDirOf(cmd.optsWithGlobals<GlobalOptions>());
       const engine = await Engine.open(dataDir, { lockWaitMs: 0 });
+      const { buildApp } = await import('../../server/app.js'); // the HTTP stack loads only for serve
       const app = await buildApp(engine, { log: (line) => process.stdout.write(line + '\n') });
       const address = await app.listen({ host: opts.host, port: Number(opts.port) });
       const removeInfo = writeServerInfo(dataDir, address);

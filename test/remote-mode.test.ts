@@ -1,0 +1,103 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DATA, init, serve, svc, tempDir, type Server } from './helpers/cli.js';
+
+/** Ids, times, tokens and durations differ between two data dirs; everything else must not. */
+function normalize(value: unknown): unknown {
+  if (typeof value === 'string') {
+    return value
+      .replace(/\b(ten|usr|run|srch|job)_[0-9a-z]{26}\b/g, '<$1>')
+      .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, '<time>')
+      .replace(/^(svctk|svcpk)\.v1\.[0-9a-f]{16}(\.[\w-]+)?$/, '<$1>')
+      .replace(/^ey[\w-]+\.[\w-]+\.[\w-]+$/, '<jwt>');
+  }
+  if (Array.isArray(value)) return value.map(normalize);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === 'took_ms' ? 0 : k === 'next_cursor' && v ? '<cursor>' : normalize(v)]));
+  }
+  return value;
+}
+
+const SCENARIO: string[][] = [
+  ['datasets', 'create', 'ssh'],
+  ['ingest', 'ssh', join(DATA, 'loghub/OpenSSH/OpenSSH_2k.log'), '--format', 'text', '--wait'],
+  ['ingest', 'ssh', join(DATA, 'loghub/OpenSSH/OpenSSH_2k.log_structured.csv'), '--wait'],
+  ['datasets', 'get', 'ssh'],
+  ['datasets', 'list'],
+  ['search', 'authentication failure', '--dataset', 'ssh', '--limit', '5'],
+  ['search', '--q', 'Component:sshd AND "Invalid user"', '--agg', 'users=terms:EventId', '--limit', '3'],
+  ['search', 'root', '--where', 'Pid gt 24000', '--collapse', 'EventId'],
+  ['fields', '--dataset', 'ssh'],
+  ['runs', 'list', '--dataset', 'ssh'],
+  ['members', 'add', 'dev@example.test', '--role', 'member'],
+  ['members', 'list'],
+  ['keys', 'create', '--kind', 'tenant', '--name', 'ci', '--role', 'member'],
+  ['keys', 'list', '--kind', 'tenant'],
+  ['keys', 'revoke', '1', '--kind', 'tenant'],
+  ['whoami'],
+];
+
+describe('remote mode', () => {
+  const dir = tempDir();
+  const localDir = join(dir.path, 'local');
+  const remoteDir = join(dir.path, 'remote');
+  let server: Server;
+  let token = '';
+
+  beforeAll(async () => {
+    init(localDir);
+    token = init(remoteDir).token;
+    server = await serve(remoteDir);
+  });
+  afterAll(async () => {
+    await server.stop();
+    dir.remove();
+  });
+
+  it('gives the same JSON as local mode for the same scenario', () => {
+    for (const args of SCENARIO) {
+      const local = svc([...args, '--output', 'json'], { dataDir: localDir });
+      // an empty data dir: only --url can make this work
+      const remote = svc([...args, '--output', 'json'], { dataDir: join(dir.path, 'none'), env: { SVC_URL: server.url, SVC_TOKEN: token } });
+      expect(local.status, `local ${args.join(' ')}: ${local.stderr}`).toBe(0);
+      expect(remote.status, `remote ${args.join(' ')}: ${remote.stderr}`).toBe(0);
+      const [l, r] = [normalize(local.json()), normalize(remote.json())];
+      if (args[0] === 'whoami') {
+        // a local command acts as the data dir's admin, a remote one as the token's user: the same user here
+        expect(r).toEqual(l);
+        continue;
+      }
+      expect(r, args.join(' ')).toEqual(l);
+    }
+  });
+
+  it('fails alike: not found, bad input, bad token', () => {
+    const remote = (args: string[], env: Record<string, string> = {}) =>
+      svc(args, { dataDir: join(dir.path, 'none'), env: { SVC_URL: server.url, SVC_TOKEN: token, ...env } });
+    for (const [args, code] of [
+      [['datasets', 'get', 'nope'], 3],
+      [['search', 'x', '--dataset', 'nope'], 3],
+      [['search', '--q', 'a:(b'], 2],
+      [['datasets', 'create', 'Bad Id!'], 2],
+      [['datasets', 'create', 'ssh'], 1],
+    ] as const) {
+      const local = svc([...args], { dataDir: localDir });
+      expect(local.status, args.join(' ')).toBe(code);
+      expect(remote([...args]).status, args.join(' ')).toBe(code);
+    }
+    const bad = remote(['datasets', 'list'], { SVC_TOKEN: 'garbage' });
+    expect(bad.status).toBe(4);
+    expect(bad.stderr.trim()).toMatch(/^svc: .*(invalid|authenticated)/i);
+    const unreachable = svc(['datasets', 'list'], { dataDir: join(dir.path, 'none'), env: { SVC_URL: 'http://127.0.0.1:1', SVC_TOKEN: token } });
+    expect(unreachable.status).toBe(1);
+    expect(unreachable.stderr).toMatch(/cannot reach/);
+  });
+
+  it('acts with a tenant key: reads work, admin operations are forbidden', () => {
+    const key = svc(['keys', 'create', '--name', 'reader', '--role', 'member', '--output', 'json'], { dataDir: join(dir.path, 'none'), env: { SVC_URL: server.url, SVC_TOKEN: token } }).json().token;
+    const asKey = (args: string[]) => svc([...args, '--output', 'json'], { dataDir: join(dir.path, 'none'), env: { SVC_URL: server.url, SVC_TOKEN: key } });
+    expect(asKey(['search', 'root', '--dataset', 'ssh']).json().total.value).toBeGreaterThan(0);
+    expect(asKey(['datasets', 'create', 'other']).status).toBe(4);
+    expect(asKey(['keys', 'create', '--name', 'x']).status).toBe(4);
+  });
+});
