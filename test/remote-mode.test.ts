@@ -6,7 +6,7 @@ import { DATA, init, serve, svc, tempDir, type Server } from './helpers/cli.js';
 function normalize(value: unknown): unknown {
   if (typeof value === 'string') {
     return value
-      .replace(/\b(ten|usr|run|srch|job)_[0-9a-z]{26}\b/g, '<$1>')
+      .replace(/\b(ten|usr|run|srch|job|obj)_[0-9a-z]{26}\b/g, '<$1>')
       .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, '<time>')
       .replace(/^(svctk|svcpk)\.v1\.[0-9a-f]{16}(\.[\w-]+)?$/, '<$1>')
       .replace(/^ey[\w-]+\.[\w-]+\.[\w-]+$/, '<jwt>');

@@ -40,3 +40,33 @@ export const DataDeletionJob = Type.Object({
   updated_at: DateTime,
 });
 export type DataDeletionJob = Static<typeof DataDeletionJob>;
+
+export const JobStatusAny = Literals(['pending', 'running', 'succeeded', 'failed', 'cancelled'] as const);
+
+/** A durable job of any kind (ingest, data deletion, retention, upload clean-up, …). */
+export const Job = Type.Object({
+  job_id: Type.String(),
+  tenant_id: Type.String(),
+  type: Type.String(),
+  status: JobStatusAny,
+  attempts: Type.Integer(),
+  max_attempts: Type.Integer(),
+  next_attempt_at: Nullable(DateTime),
+  payload: Type.Record(Type.String(), Type.Unknown()),
+  result: Nullable(Type.Record(Type.String(), Type.Unknown())),
+  error_message: Nullable(Type.String()),
+  cancel_requested: Type.Optional(Type.Boolean()),
+  created_at: DateTime,
+  started_at: Nullable(DateTime),
+  completed_at: Nullable(DateTime),
+  updated_at: DateTime,
+});
+export type Job = Static<typeof Job>;
+export const JobList = Type.Object({ jobs: Type.Array(Job), next_cursor: Nullable(Type.String()) });
+export const JobListQuery = Type.Object({
+  type: Type.Optional(Type.String({ minLength: 1 })),
+  status: Type.Optional(JobStatusAny),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
+});
+export type JobListQuery = Static<typeof JobListQuery>;
+export const JobPath = Type.Object({ job_id: Type.String({ minLength: 1 }) });

@@ -10,6 +10,7 @@ import { Datasets } from './datasets/datasets.js';
 import { Conflict, Forbidden, NotFound, Unauthenticated } from './errors.js';
 import { Fields } from './fields/fields.js';
 import { Ingest } from './ingest/ingest.js';
+import { JobQueue } from './jobs/queue.js';
 import { Runs } from './ingest/runs.js';
 import { lockDataDir } from './lock.js';
 import { PlatformTenants } from './platform/tenants.js';
@@ -38,6 +39,7 @@ export class Engine {
   readonly sources: Sources;
   readonly datasets: Datasets;
   readonly ingest: Ingest;
+  readonly jobs: JobQueue;
   readonly search: Search;
   readonly fields: Fields;
   private readonly text: TextIndexes;
@@ -53,7 +55,8 @@ export class Engine {
     this.text = new TextIndexes(store, dataDir);
     this.tenants = new PlatformTenants(store, dataDir, this.directory, this.keys, this.text);
     this.datasets = new Datasets(store, this.sources, blobs, this.text);
-    this.ingest = new Ingest(store, this.datasets, this.sources, new Runs(store), blobs, this.text, (t, d) => this.scheduleSnapshot(t, d));
+    this.jobs = new JobQueue(store);
+    this.ingest = new Ingest(store, this.datasets, this.sources, new Runs(store), blobs, this.text, this.jobs, (t, d) => this.scheduleSnapshot(t, d));
     this.search = new Search(store, this.datasets, this.sources, this.text, new SearchHandles(store));
     this.fields = new Fields(store, this.datasets, this.sources);
   }
@@ -62,7 +65,7 @@ export class Engine {
     const unlock = await lockDataDir(dataDir, opts.lockWaitMs ?? 30_000);
     try {
       const engine = new Engine(dataDir, openStore(dataDir), loadSecret(dataDir), unlock);
-      engine.ingest.resume(engine.directory.tenants().map((t) => t.tenant_id));
+      await engine.jobs.start();
       return engine;
     } catch (err) {
       unlock();
@@ -115,9 +118,14 @@ export class Engine {
     this.snapshotTimers.set(key, timer);
   }
 
-  /** Finishes queued runs, writes index snapshots, and releases the data dir. */
-  async close(): Promise<void> {
-    await this.ingest.drain();
+  /**
+   * Writes index snapshots and releases the data dir. With `drain` (what a local command wants)
+   * the jobs that are due run to their end first; without it (a server stopping) only the jobs
+   * in hand finish, and the rest wait in the queue for the next open.
+   */
+  async close(opts: { drain?: boolean } = { drain: true }): Promise<void> {
+    if (opts.drain) await this.jobs.drain();
+    await this.jobs.stop();
     for (const timer of this.snapshotTimers.values()) clearTimeout(timer);
     this.text.snapshotAll();
     await this.store.close();

@@ -24,7 +24,7 @@ export function serveCommand(program: Command): void {
         stopping = true;
         removeInfo();
         await app.close();
-        await engine.close();
+        await engine.close({ drain: false });
         process.exit(0);
       };
       process.on('SIGINT', stop);

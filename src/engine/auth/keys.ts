@@ -84,7 +84,8 @@ export class Keys {
   /** The principal a key token stands for; 401 when malformed, unknown, wrong, revoked or expired. */
   verify(token: string): Principal {
     const kind: KeyKind = token.startsWith(KEY_PREFIX.platform) ? 'platform' : 'tenant';
-    const [keyId, secret] = token.slice(KEY_PREFIX[kind].length).split('.');
+    const parts = token.slice(KEY_PREFIX[kind].length).split('.');
+    const [keyId, secret] = parts.length === 2 ? parts : [];
     const key: KeyState | undefined = keyId && secret ? this.store.meta.get([SYSTEM, 'key', keyId]) : undefined;
     const expected = key ? Buffer.from(key.hash, 'hex') : sha256('');
     const matches = timingSafeEqual(expected, sha256(secret ?? '')) && key !== undefined && key.kind === kind;

@@ -3,14 +3,16 @@ import type { IngestOptions, IngestRun } from '../../api/ingest.js';
 import type { Caller } from '../auth/caller.js';
 import type { BlobStore } from '../blobs/store.js';
 import type { Datasets } from '../datasets/datasets.js';
-import { NotFound } from '../errors.js';
-import { now } from '../ids.js';
+import { Conflict, NotFound } from '../errors.js';
+import { Permanent, type JobQueue, type JobState } from '../jobs/queue.js';
+import { newId, now } from '../ids.js';
 import { INGEST_FORMATS, type IngestFormat } from '../records.js';
 import type { Sources } from '../sources/sources.js';
+import type { Source } from '../../api/sources.js';
 import type { Store } from '../store/db.js';
 import type { TextIndexes } from '../text/textIndexes.js';
 import { batches, pipelineBatches } from './pipeline.js';
-import { newRun, publicRun, Runs, type RunState } from './runs.js';
+import { isTerminalRun, newRun, publicRun, Runs, type RunState } from './runs.js';
 import { commitBatch } from './writer.js';
 
 /** Largest object one ingest accepts. */
@@ -34,9 +36,6 @@ export function chooseFormat(named: string | undefined, filename: string | undef
  * processed one after another in this process. Unfinished runs are taken up again on open.
  */
 export class Ingest {
-  private readonly chains = new Map<string, Promise<void>>();
-  private readonly done = new Map<string, Promise<void>>();
-
   constructor(
     private readonly store: Store,
     private readonly datasets: Datasets,
@@ -44,31 +43,43 @@ export class Ingest {
     readonly runs: Runs,
     private readonly blobs: BlobStore,
     private readonly text: TextIndexes,
+    private readonly jobs: JobQueue,
     private readonly onIndexed: (tenantId: string, datasetId: string) => void,
-  ) {}
+  ) {
+    jobs.register('ingest', {
+      handler: (job) => this.runJob(job),
+      maxAttempts: 3,
+      serialKey: (job) => `${job.tenant_id}/${job.payload.dataset_id}`, // runs of one dataset go in order
+    });
+  }
 
-  /** Stores the object and queues its run; the target is a source by key, or a dataset's default source. */
+  /** The source a request names: a source by key, or a dataset's default source. */
+  source(tenantId: string, target: { dataset_id?: string; source_key?: string }): Source {
+    if (target.dataset_id) this.datasets.state(tenantId, target.dataset_id);
+    const source = this.sources.byKey(tenantId, target.source_key ?? target.dataset_id ?? '');
+    if (target.dataset_id && source.dataset_id !== target.dataset_id) throw new NotFound(`source '${source.source_key}' does not feed dataset '${target.dataset_id}'`);
+    return source;
+  }
+
+  /** Stores the object and queues its run. */
   async submit(caller: Caller, input: AsyncIterable<Buffer>, opts: IngestOptions & { dataset_id?: string; source_key?: string }): Promise<IngestRun> {
-    const t = caller.tenant_id;
-    if (opts.dataset_id) this.datasets.state(t, opts.dataset_id);
-    const source = this.sources.byKey(t, opts.source_key ?? opts.dataset_id ?? '');
-    if (opts.dataset_id && source.dataset_id !== opts.dataset_id) throw new NotFound(`source '${source.source_key}' does not feed dataset '${opts.dataset_id}'`);
-    const datasetId = source.dataset_id;
-    const format = chooseFormat(opts.format, opts.filename, source.format);
+    const source = this.source(caller.tenant_id, opts);
+    const key = `${source.source_key}/${newId('obj')}/${(opts.filename ?? 'stream').replace(/[^\w.-]+/g, '_')}`;
+    const blob = await this.blobs.put(caller.tenant_id, source.bucket, key, input, MAX_OBJECT_BYTES);
+    return this.startFromObject(caller, source, { key, etag: blob.etag, input_kind: 'stream' }, opts);
+  }
+
+  /** Queues a run over an object already in the blob store (a stream just stored, or a completed upload). */
+  async startFromObject(caller: Caller, source: Source, object: { key: string; etag: string; input_kind: string; upload_session_id?: string }, opts: IngestOptions = {}): Promise<IngestRun> {
     const run = newRun({
-      tenant_id: t, dataset_id: datasetId, source_id: source.source_id, bucket: source.bucket, key: '', etag: '',
-      format, input_kind: 'stream',
+      tenant_id: caller.tenant_id, dataset_id: source.dataset_id, source_id: source.source_id, bucket: source.bucket, ...object,
+      format: chooseFormat(opts.format, opts.filename ?? object.key, source.format),
       transform: {
         ...(source.transform_config as object),
         ...Object.fromEntries(Object.entries({ id_field: opts.id_field, title_field: opts.title_field, body_field: opts.body_field, time_field: opts.time_field }).filter(([, v]) => v)),
       },
     });
-    run.key = `${source.source_key}/${run.ingest_run_id}/${(opts.filename ?? 'stream').replace(/[^\w.-]+/g, '_')}`;
-    const blob = await this.blobs.put(t, run.bucket, run.key, input, MAX_OBJECT_BYTES);
-    run.etag = blob.etag;
-    run.queued_at = now();
-    this.runs.put(run);
-    this.schedule(run);
+    await this.schedule(run);
     return publicRun(run);
   }
 
@@ -83,28 +94,39 @@ export class Ingest {
   /** Resolves once the run is ready or failed. */
   async wait(caller: Caller, runId: string): Promise<IngestRun> {
     const run = this.runs.state(caller.tenant_id, runId);
-    await this.done.get(run.ingest_run_id);
+    if (run.job_id && !isTerminalRun(run)) await this.jobs.settled(caller.tenant_id, run.job_id);
     return this.get(caller, runId);
   }
 
-  resume(tenantIds: string[]): void {
-    for (const run of this.runs.unfinished(tenantIds)) this.schedule(run);
+  /** Runs a failed run again from where it stopped, when its failure is repairable. */
+  async retry(caller: Caller, runId: string): Promise<IngestRun> {
+    const run = this.runs.state(caller.tenant_id, runId);
+    if (run.status !== 'failed' || !run.lifecycle.repairable) throw new Conflict(`ingest run '${runId}' is ${run.status}${run.status === 'failed' ? ' and not repairable' : ''}: nothing to retry`);
+    Object.assign(run, { status: 'queued', error_code: null, error_message: null, failed_at: null, completed_at: null, queued_at: now() });
+    run.lifecycle = { state: 'queued', repairable: false, reasons: [] };
+    await this.schedule(run);
+    return publicRun(run);
   }
 
-  /** Waits for every scheduled run to end. */
-  async drain(): Promise<void> {
-    while (this.done.size > 0) await Promise.all(this.done.values());
+  private async schedule(run: RunState): Promise<void> {
+    const job = await this.jobs.enqueue(run.tenant_id, 'ingest', { ingest_run_id: run.ingest_run_id, dataset_id: run.dataset_id });
+    run.job_id = job.job_id;
+    this.runs.put(run);
   }
 
-  private schedule(run: RunState): void {
-    const key = `${run.tenant_id}/${run.dataset_id}`;
-    const next = (this.chains.get(key) ?? Promise.resolve()).then(() => this.process(run));
-    this.chains.set(key, next);
-    this.done.set(run.ingest_run_id, next);
-    next.finally(() => {
-      this.done.delete(run.ingest_run_id);
-      if (this.chains.get(key) === next) this.chains.delete(key);
-    });
+  private async runJob(job: JobState): Promise<Record<string, unknown>> {
+    const run = this.runs.state(job.tenant_id, String(job.payload.ingest_run_id));
+    if (isTerminalRun(run)) return { status: run.status };
+    try {
+      await this.process(run);
+    } catch (err) {
+      const last = job.attempts >= job.max_attempts;
+      if (last) this.fail(run, 'ingest_error', (err as Error).message, true);
+      else this.runs.put(Object.assign(run, { status: 'queued', lifecycle: { state: 'queued', repairable: true, reasons: [`attempt ${job.attempts} failed: ${(err as Error).message}`] } }));
+      throw err;
+    }
+    if (run.status === 'failed') throw new Permanent(`${run.error_code}: ${run.error_message}`);
+    return { status: run.status, parsed: run.documents.parsed };
   }
 
   private async process(run: RunState): Promise<void> {
@@ -131,7 +153,7 @@ export class Ingest {
     } catch (err) {
       if (err instanceof NotFound) return this.fail(run, 'not_found', err.message, false);
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return this.fail(run, 'object_missing', 'the stored object is missing', false);
-      return this.fail(run, 'ingest_error', (err as Error).message, true);
+      throw err; // the job retries with backoff, then fails the run as repairable
     }
     const docs = run.documents;
     if (docs.parsed === 0) {

@@ -11,7 +11,11 @@ export interface RunState extends IngestRun {
   transform: TransformConfig;
   /** last source line whose record is committed: a resumed run skips up to here */
   resume_line: number;
+  /** the job that processes the run */
+  job_id?: string;
 }
+
+export const isTerminalRun = (run: IngestRun) => run.status === 'ready' || run.status === 'failed';
 
 export function newRun(fields: {
   tenant_id: string;
@@ -57,7 +61,7 @@ export function newRun(fields: {
 
 /** A copy of the run as the API shows it: the live run goes on changing while a reply is written. */
 export function publicRun(run: RunState): IngestRun {
-  const { transform: _t, resume_line: _r, ...pub } = run;
+  const { transform: _t, resume_line: _r, job_id: _j, ...pub } = run;
   return structuredClone(pub);
 }
 
@@ -86,12 +90,5 @@ export class Runs {
       if (out.length >= (filter.limit ?? 50)) break;
     }
     return out;
-  }
-
-  /** Runs that did not finish: queued, or running when their process died. */
-  unfinished(tenantIds: string[]): RunState[] {
-    return tenantIds.flatMap((t) =>
-      [...scanPrefix<RunState>(this.store.meta, [t, 'run'])].map((e) => e.value).filter((r) => r.status === 'queued' || r.status === 'running'),
-    );
   }
 }

@@ -1,0 +1,245 @@
+import { EventEmitter } from 'node:events';
+import type { Job, JobListQuery } from '../../api/jobs.js';
+import { Conflict, NotFound } from '../errors.js';
+import { newId, now } from '../ids.js';
+import { SYSTEM, scanPrefix, type Store } from '../store/db.js';
+
+export interface JobState extends Job {
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+}
+
+/** Thrown by a handler when trying again cannot help: the job fails at once. */
+export class Permanent extends Error {}
+
+export interface JobContext {
+  /** true once a cancel was asked for; a handler that can stop early checks it between steps */
+  cancelled(): boolean;
+}
+
+export interface JobKind {
+  handler: (job: JobState, ctx: JobContext) => Promise<Record<string, unknown> | void>;
+  maxAttempts?: number;
+  /** jobs with the same key run one at a time (the runs of one dataset) */
+  serialKey?: (job: JobState) => string;
+}
+
+const LEASE_MS = 60_000;
+const POLL_MS = 200;
+const BACKOFF_BASE_MS = 1000;
+const BACKOFF_MAX_MS = 5 * 60_000;
+const CONCURRENCY = 2;
+
+const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
+export const isTerminal = (status: string) => TERMINAL.has(status);
+
+/**
+ * Durable jobs in LMDB: a job is stored with its status, attempts and lease; the queue index
+ * `[SYSTEM, 'jobq', due time, job id]` holds the jobs waiting to run. This process leases due jobs,
+ * runs them, and retries failures with exponential backoff. A job left running by a process that
+ * died is taken up again when the data dir is next opened.
+ */
+export class JobQueue {
+  private readonly kinds = new Map<string, JobKind>();
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly busyKeys = new Set<string>();
+  private readonly events = new EventEmitter();
+  private readonly owner = newId('worker');
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+
+  constructor(private readonly store: Store) {
+    this.events.setMaxListeners(0);
+  }
+
+  register(type: string, kind: JobKind): void {
+    this.kinds.set(type, kind);
+  }
+
+  async enqueue(tenantId: string, type: string, payload: Record<string, unknown>, dueMs = Date.now()): Promise<JobState> {
+    const at = now();
+    const job: JobState = {
+      job_id: newId('job'), tenant_id: tenantId, type, status: 'pending', attempts: 0, max_attempts: this.kinds.get(type)?.maxAttempts ?? 5,
+      next_attempt_at: new Date(dueMs).toISOString(), payload, result: null, error_message: null,
+      created_at: at, started_at: null, completed_at: null, updated_at: at, lease_owner: null, lease_expires_at: null,
+    };
+    await this.store.meta.transaction(() => {
+      this.store.meta.put([tenantId, 'job', job.job_id], job);
+      this.store.meta.put([SYSTEM, 'jobq', dueMs, job.job_id], tenantId);
+    });
+    this.wake();
+    return job;
+  }
+
+  get(tenantId: string, jobId: string): JobState {
+    const job = this.store.meta.get([tenantId, 'job', jobId]);
+    if (!job) throw new NotFound(`job '${jobId}' not found`);
+    return job;
+  }
+
+  list(tenantId: string, q: JobListQuery): JobState[] {
+    const out: JobState[] = [];
+    for (const { value } of scanPrefix<JobState>(this.store.meta, [tenantId, 'job'], { reverse: true })) {
+      if ((q.type && value.type !== q.type) || (q.status && value.status !== q.status)) continue;
+      out.push(value);
+      if (out.length >= (q.limit ?? 50)) break;
+    }
+    return out;
+  }
+
+  /** Stores what a running handler wants readable before it ends (progress). */
+  async update(job: JobState): Promise<void> {
+    job.updated_at = now();
+    await this.store.meta.put([job.tenant_id, 'job', job.job_id], job);
+  }
+
+  /** A pending job is cancelled at once; a running one is asked to stop. */
+  async cancel(tenantId: string, jobId: string): Promise<JobState> {
+    const job = await this.store.meta.transaction(() => {
+      const job: JobState = this.get(tenantId, jobId);
+      if (isTerminal(job.status)) throw new Conflict(`job '${jobId}' already ended (${job.status})`);
+      job.cancel_requested = true;
+      if (job.status === 'pending') {
+        this.store.meta.remove([SYSTEM, 'jobq', Date.parse(job.next_attempt_at!), job.job_id]);
+        Object.assign(job, { status: 'cancelled', completed_at: now() });
+      }
+      job.updated_at = now();
+      this.store.meta.put([tenantId, 'job', jobId], job);
+      return job;
+    });
+    if (job.status === 'cancelled') this.events.emit(job.job_id, job);
+    return job;
+  }
+
+  /** Resolves with the job once it has ended. */
+  async settled(tenantId: string, jobId: string): Promise<JobState> {
+    const job = this.get(tenantId, jobId);
+    if (isTerminal(job.status)) return job;
+    return new Promise((resolve) => {
+      const check = () => {
+        const current = this.get(tenantId, jobId);
+        if (!isTerminal(current.status)) return;
+        clearInterval(poll);
+        this.events.off(jobId, check);
+        resolve(current);
+      };
+      // the event covers this process; the poll covers jobs another process runs
+      const poll = setInterval(check, 500);
+      this.events.on(jobId, check);
+    });
+  }
+
+  /** Takes up jobs orphaned by a dead process, then starts leasing. */
+  async start(): Promise<void> {
+    await this.store.meta.transaction(() => {
+      for (const tenant of new Set([...scanPrefix<{ tenant_id: string }>(this.store.meta, [SYSTEM, 'tenant'])].map((e) => e.value.tenant_id))) {
+        for (const { value: job } of scanPrefix<JobState>(this.store.meta, [tenant, 'job'])) {
+          if (job.status !== 'running' || job.lease_owner === this.owner) continue;
+          Object.assign(job, { status: 'pending', lease_owner: null, lease_expires_at: null, next_attempt_at: now(), updated_at: now() });
+          this.store.meta.put([tenant, 'job', job.job_id], job);
+          this.store.meta.put([SYSTEM, 'jobq', Date.parse(job.next_attempt_at!), job.job_id], tenant);
+        }
+      }
+    });
+    this.stopped = false;
+    this.wake();
+  }
+
+  /** Stops leasing and waits for the jobs in hand to end. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await Promise.allSettled(this.running.values());
+  }
+
+  /** Waits until no job is due or running in this process. */
+  async drain(): Promise<void> {
+    for (;;) {
+      await Promise.allSettled(this.running.values());
+      await this.tick();
+      if (this.running.size === 0 && !this.hasDue()) return;
+    }
+  }
+
+  private hasDue(): boolean {
+    for (const { key } of scanPrefix(this.store.meta, [SYSTEM, 'jobq'], { limit: 1 })) return (key[2] as number) <= Date.now();
+    return false;
+  }
+
+  private wake(): void {
+    if (this.stopped) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), 0);
+  }
+
+  private async tick(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    while (!this.stopped && this.running.size < CONCURRENCY) {
+      const job = await this.lease();
+      if (!job) break;
+      const done = this.run(job).finally(() => {
+        this.running.delete(job.job_id);
+        this.wake();
+      });
+      this.running.set(job.job_id, done);
+    }
+    if (!this.stopped && !this.timer) {
+      this.timer = setTimeout(() => void this.tick(), POLL_MS);
+      this.timer.unref();
+    }
+  }
+
+  /** Moves the first due job this process can run from the queue to `running`, in one transaction. */
+  private lease(): Promise<JobState | null> {
+    return this.store.meta.transaction(() => {
+      for (const { key, value: tenantId } of scanPrefix<string>(this.store.meta, [SYSTEM, 'jobq'])) {
+        if ((key[2] as number) > Date.now()) return null;
+        const job: JobState | undefined = this.store.meta.get([tenantId, 'job', String(key[3])]);
+        const kind = job && this.kinds.get(job.type);
+        if (!job || !kind) continue;
+        const serial = kind.serialKey?.(job);
+        if (serial && this.busyKeys.has(serial)) continue;
+        if (serial) this.busyKeys.add(serial);
+        this.store.meta.remove(key);
+        const at = now();
+        Object.assign(job, {
+          status: 'running', attempts: job.attempts + 1, started_at: job.started_at ?? at, updated_at: at,
+          lease_owner: this.owner, lease_expires_at: new Date(Date.now() + LEASE_MS).toISOString(),
+        });
+        this.store.meta.put([tenantId, 'job', job.job_id], job);
+        return job;
+      }
+      return null;
+    });
+  }
+
+  private async run(job: JobState): Promise<void> {
+    const kind = this.kinds.get(job.type)!;
+    const serial = kind.serialKey?.(job);
+    const ctx: JobContext = { cancelled: () => Boolean(this.store.meta.get([job.tenant_id, 'job', job.job_id])?.cancel_requested) };
+    let outcome: Partial<JobState>;
+    try {
+      const result = await kind.handler(job, ctx);
+      outcome = { status: ctx.cancelled() ? 'cancelled' : 'succeeded', result: result ?? job.result, error_message: null };
+    } catch (err) {
+      const message = (err as Error).message;
+      const retry = !(err instanceof Permanent) && !ctx.cancelled() && job.attempts < job.max_attempts;
+      outcome = retry
+        ? { status: 'pending', error_message: message, next_attempt_at: new Date(Date.now() + Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (job.attempts - 1))).toISOString() }
+        : { status: ctx.cancelled() ? 'cancelled' : 'failed', error_message: message };
+    } finally {
+      if (serial) this.busyKeys.delete(serial);
+    }
+    const at = now();
+    const ended = await this.store.meta.transaction(() => {
+      const current: JobState = this.store.meta.get([job.tenant_id, 'job', job.job_id]) ?? job;
+      const next: JobState = { ...current, ...job, ...outcome, cancel_requested: current.cancel_requested, lease_owner: null, lease_expires_at: null, updated_at: at };
+      if (next.status === 'pending') this.store.meta.put([SYSTEM, 'jobq', Date.parse(next.next_attempt_at!), job.job_id], job.tenant_id);
+      else next.completed_at = at;
+      this.store.meta.put([job.tenant_id, 'job', job.job_id], next);
+      return next;
+    });
+    this.events.emit(job.job_id, ended);
+  }
+}
