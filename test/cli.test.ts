@@ -133,7 +133,9 @@ describe('svc on a local data dir', () => {
   it('deletes a dataset with its records', () => {
     expect(run(['datasets', 'create', 'gone']).status).toBe(0);
     run(['ingest', 'gone', join(DATA, 'loghub/Apache/Apache_2k.log'), '--wait']);
-    expect(run(['datasets', 'delete', 'gone', '--yes']).json()).toEqual({ dataset_id: 'gone', deleted_documents: 2000 });
+    const job = run(['datasets', 'delete', 'gone', '--yes', '--wait']).json();
+    expect(job).toMatchObject({ scope: 'dataset', status: 'succeeded', target_dataset_id: 'gone', item_total_count: 1 });
+    expect(job.items[0].result.deleted_documents).toBe(2000);
     expect(svc(['datasets', 'get', 'gone'], { dataDir }).status).toBe(3);
     expect(run(['datasets', 'create', 'gone']).json().record_count).toBe(0);
     expect(run(['search', 'error', '--dataset', 'gone']).json().total.value).toBe(0);

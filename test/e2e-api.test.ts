@@ -345,7 +345,15 @@ describe('datasets', () => {
 
   it('DELETE removes the dataset: a later GET is 404', async () => {
     const res = await call('DELETE', '/v1/admin/datasets/crud-b');
-    expect(expectStatus(res, 200)).toMatchObject({ dataset_id: 'crud-b', deleted_documents: 3 });
+    const job = expectStatus(res, 202);
+    expect(job).toMatchObject({ scope: 'dataset', target_dataset_id: 'crud-b', item_total_count: 1 });
+    expect(['pending', 'running', 'succeeded']).toContain(job.status);
+    const done: Json = await until('the deletion job to succeed', async () => {
+      const j = expectStatus(await get(`/v1/admin/data-deletion-jobs/${job.job_id}`), 200);
+      return j.status === 'succeeded' ? j : undefined;
+    });
+    expect(done.items[0]).toMatchObject({ item_type: 'object_document', status: 'succeeded', attempt_count: 1, result: { deleted_documents: 3 } });
+    expect(done).toMatchObject({ item_succeeded_count: 1, item_pending_count: 0, error_message: null });
     expect(expectStatus(await get('/v1/datasets/crud-b'), 404).detail).toContain('crud-b');
     expectStatus(await call('DELETE', '/v1/admin/datasets/crud-b'), 404);
     const list = expectStatus(await get('/v1/datasets'), 200);

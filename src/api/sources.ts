@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { DateTime, Nullable } from './common.js';
+import { DateTime, Literals, Nullable } from './common.js';
 
 export const TextField = Type.Object({
   field: Type.String({ minLength: 1 }),
@@ -48,3 +48,55 @@ export const Source = Type.Object({
   updated_at: DateTime,
 });
 export type Source = Static<typeof Source>;
+
+export const TransformConfigSchema = Type.Object(
+  {
+    id_field: Type.Optional(Nullable(Type.String({ minLength: 1 }))),
+    title_field: Type.Optional(Nullable(Type.String({ minLength: 1 }))),
+    body_field: Type.Optional(Nullable(Type.String({ minLength: 1 }))),
+    time_field: Type.Optional(Nullable(Type.String({ minLength: 1 }))),
+    rename: Type.Optional(Type.Record(Type.String(), Type.String({ minLength: 1 }))),
+    drop: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+  },
+  { additionalProperties: false },
+);
+
+export const ParseConfig = Type.Object(
+  { format: Type.Optional(Literals(['ndjson', 'jsonl', 'json', 'csv', 'text'] as const)) },
+  { additionalProperties: true },
+);
+
+const sourceMembers = {
+  dataset_id: Type.String({ minLength: 1 }),
+  name: Type.String({ minLength: 1, maxLength: 255 }),
+  source_key: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$' }),
+  source_type: Type.String({ minLength: 1 }),
+  connector_id: Type.Optional(Nullable(Type.Integer())),
+  enabled: Type.Optional(Type.Boolean()),
+  parse_config: Type.Optional(ParseConfig),
+  retention_days: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+  search_config: Type.Optional(SearchConfig),
+  semantic_config: Type.Optional(SemanticConfig),
+  transform_config: Type.Optional(TransformConfigSchema),
+};
+
+export const SourcePut = Type.Object(
+  {
+    ...sourceMembers,
+    bucket: Type.String({ minLength: 1 }),
+    access_role_ref: Type.String({ minLength: 1 }),
+    intake_role_ref: Type.Optional(Nullable(Type.String())),
+    prefix: Type.Optional(Type.String({ default: '' })),
+  },
+  { additionalProperties: false },
+);
+export type SourcePut = Static<typeof SourcePut>;
+
+export const HostedSourcePut = Type.Object(sourceMembers, { additionalProperties: false });
+export type HostedSourcePut = Static<typeof HostedSourcePut>;
+
+export const SourcePath = Type.Object({ source_id: Type.Integer({ minimum: 1 }) });
+export const SourceList = Type.Object({ sources: Type.Array(Source), next_cursor: Nullable(Type.String()) });
+export const SourceListQuery = Type.Object({ dataset_id: Type.Optional(Type.String({ minLength: 1 })) });
+export const IngestTokenMinted = Type.Object({ source_id: Type.Integer(), created_at: DateTime, token: Type.String() });
+export type IngestTokenMinted = Static<typeof IngestTokenMinted>;

@@ -2,6 +2,7 @@ import { DatasetCreate } from '../api/datasets.js';
 import { ApiKeyCreate, MemberCreate, PlatformKeyCreate, TenantCreate } from '../api/identity.js';
 import { FieldQuery } from '../api/fields.js';
 import { IngestOptions, RunListQuery } from '../api/ingest.js';
+import { JobListQuery } from '../api/jobs.js';
 import { SearchRequest } from '../api/search.js';
 import { validate } from '../api/validate.js';
 import type { Caller } from '../engine/auth/caller.js';
@@ -32,7 +33,8 @@ export function localService(engine: Engine, caller: Caller): Service {
     createDataset: (req) => engine.datasets.create(caller, validate(DatasetCreate, strip(req))),
     listDatasets: async () => engine.datasets.list(caller),
     getDataset: async (id) => engine.datasets.get(caller, id),
-    deleteDataset: (id) => engine.datasets.delete(caller, id),
+    deleteDataset: (id) => engine.deletion.dataset(caller, id),
+    getDeletionJob: async (id) => engine.deletion.get(caller, id),
     ingest: (input, { dataset_id, source_key, ...options }) =>
       engine.ingest.submit(caller, input, { ...validate(IngestOptions, strip(options), 'query'), dataset_id, source_key }),
     getRun: async (id) => engine.ingest.get(caller, id),
@@ -45,6 +47,11 @@ export function localService(engine: Engine, caller: Caller): Service {
         clearInterval(timer);
       }
     },
+    retryRun: (id) => engine.ingest.retry(caller, id),
+    listJobs: async (query) => engine.jobs.list(caller.tenant_id, validate(JobListQuery, strip(query), 'query')),
+    getJob: async (id) => engine.jobs.get(caller.tenant_id, id),
+    cancelJob: (id) => engine.jobs.cancel(caller.tenant_id, id),
+    waitJob: (id) => engine.jobs.settled(caller.tenant_id, id),
     search: async (req) => engine.search.search(caller, validate(SearchRequest, strip(req))),
     fields: async (query) => engine.fields.list(caller, validate(FieldQuery, strip(query), 'query')),
     close: () => engine.close(),

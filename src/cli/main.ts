@@ -3,6 +3,7 @@ import { datasetsCommand } from './commands/datasets.js';
 import { fieldsCommand } from './commands/fields.js';
 import { ingestCommand } from './commands/ingest.js';
 import { initCommand, tokenCommand } from './commands/init.js';
+import { jobsCommand } from './commands/jobs.js';
 import { keysCommand } from './commands/keys.js';
 import { membersCommand, whoamiCommand } from './commands/members.js';
 import { tenantsCommand } from './commands/tenants.js';
@@ -27,7 +28,7 @@ const program = new Command('svc')
   .showHelpAfterError()
   .exitOverride();
 
-for (const add of [initCommand, tokenCommand, serveCommand, datasetsCommand, ingestCommand, searchCommand, fieldsCommand, runsCommand, keysCommand, tenantsCommand, membersCommand, whoamiCommand, loginCommand, logoutCommand]) add(program);
+for (const add of [initCommand, tokenCommand, serveCommand, datasetsCommand, ingestCommand, searchCommand, fieldsCommand, runsCommand, jobsCommand, keysCommand, tenantsCommand, membersCommand, whoamiCommand, loginCommand, logoutCommand]) add(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Agent } from 'undici';
 import type { IngestRun } from '../api/ingest.js';
+import type { Job } from '../api/jobs.js';
 import { BadRequest, Conflict, EngineError, Forbidden, Invalid, NotFound, Unauthenticated, Unavailable } from '../engine/errors.js';
 import type { Service } from './service.js';
 
@@ -24,6 +25,16 @@ function toError(status: number, body: any): EngineError {
   if (status === 422) return new Invalid(message, Array.isArray(detail) ? detail : undefined, code);
   if (status === 503) return new Unavailable(message, code);
   return new EngineError(message, code);
+}
+
+/** Polls with backoff, no faster than the spec's guidance allows once a wait drags on. */
+async function poll<T>(get: () => Promise<T>, done: (t: T) => boolean, onProgress?: (t: T) => void): Promise<T> {
+  for (let delay = POLL_MIN_MS; ; delay = Math.min(delay * 2, POLL_MAX_MS)) {
+    const value = await get();
+    if (done(value)) return value;
+    onProgress?.(value);
+    await sleep(delay);
+  }
 }
 
 /** svc behind a server: the same calls over /v1 with undici (keep-alive, timeouts, retry on 503). */
@@ -87,18 +98,17 @@ export function remoteService(opts: RemoteOptions): Service {
     listDatasets: async () => (await call<{ datasets: any[] }>('GET', '/v1/datasets')).datasets,
     getDataset: (id) => call('GET', `/v1/datasets/${encodeURIComponent(id)}`),
     deleteDataset: (id) => call('DELETE', `/v1/admin/datasets/${encodeURIComponent(id)}`),
+    getDeletionJob: (id) => call('GET', `/v1/admin/data-deletion-jobs/${encodeURIComponent(id)}`),
     ingest: (input, { dataset_id, source_key, ...options }) =>
       call('POST', `/v1/ingest/sources/${encodeURIComponent(source_key ?? dataset_id)}/stream`, input, options),
     getRun: (id) => call('GET', `/v1/ingest/runs/${encodeURIComponent(id)}`),
     listRuns: async (query) => (await call<{ runs: IngestRun[] }>('GET', '/v1/ingest/runs', undefined, query)).runs,
-    waitRun: async (id, onProgress) => {
-      for (let delay = POLL_MIN_MS; ; delay = Math.min(delay * 2, POLL_MAX_MS)) {
-        const run = await call<IngestRun>('GET', `/v1/ingest/runs/${encodeURIComponent(id)}`);
-        if (run.status === 'ready' || run.status === 'failed') return run;
-        onProgress?.(run);
-        await sleep(delay);
-      }
-    },
+    waitRun: (id, onProgress) => poll(() => call<IngestRun>('GET', `/v1/ingest/runs/${encodeURIComponent(id)}`), (r) => r.status === 'ready' || r.status === 'failed', onProgress),
+    retryRun: (id) => call('POST', `/v1/ingest/runs/${encodeURIComponent(id)}/retry`),
+    listJobs: async (query) => (await call<{ jobs: Job[] }>('GET', '/v1/admin/jobs', undefined, query)).jobs,
+    getJob: (id) => call('GET', `/v1/admin/jobs/${encodeURIComponent(id)}`),
+    cancelJob: (id) => call('POST', `/v1/admin/jobs/${encodeURIComponent(id)}/cancel`),
+    waitJob: (id, onProgress) => poll(() => call<Job>('GET', `/v1/admin/jobs/${encodeURIComponent(id)}`), (j) => ['succeeded', 'failed', 'cancelled'].includes(j.status), onProgress),
     search: (req) => call('POST', '/v1/search', req),
     fields: async (query) => (await call<{ fields: any[] }>('GET', '/v1/admin/fields', undefined, query)).fields,
     close: async () => {

@@ -1,7 +1,7 @@
 import type { Dataset, DatasetCreate } from '../api/datasets.js';
 import type { Field, FieldQuery } from '../api/fields.js';
 import type { ApiKey, ApiKeyCreate, Me, Member, MemberCreate, PlatformKey, Tenant, TenantCreate } from '../api/identity.js';
-import type { DataDeletionJob } from '../api/jobs.js';
+import type { DataDeletionJob, Job, JobListQuery } from '../api/jobs.js';
 import type { IngestOptions, IngestRun, RunListQuery } from '../api/ingest.js';
 import type { SearchEnvelope, SearchRequest } from '../api/search.js';
 
@@ -24,12 +24,19 @@ export interface Service {
   createDataset(req: DatasetCreate): Promise<Dataset>;
   listDatasets(): Promise<Dataset[]>;
   getDataset(datasetId: string): Promise<Dataset>;
-  deleteDataset(datasetId: string): Promise<{ dataset_id: string; deleted_documents: number }>;
+  deleteDataset(datasetId: string): Promise<DataDeletionJob>;
+  getDeletionJob(jobId: string): Promise<DataDeletionJob>;
   ingest(input: AsyncIterable<Buffer>, target: IngestTarget): Promise<IngestRun>;
   getRun(runId: string): Promise<IngestRun>;
   listRuns(query: RunListQuery): Promise<IngestRun[]>;
   /** Resolves when the run is ready or failed; `onProgress` sees it on the way. */
   waitRun(runId: string, onProgress?: (run: IngestRun) => void): Promise<IngestRun>;
+  retryRun(runId: string): Promise<IngestRun>;
+  listJobs(query: JobListQuery): Promise<Job[]>;
+  getJob(jobId: string): Promise<Job>;
+  cancelJob(jobId: string): Promise<Job>;
+  /** Resolves when the job has ended; `onProgress` sees it on the way. */
+  waitJob(jobId: string, onProgress?: (job: Job) => void): Promise<Job>;
   search(req: SearchRequest): Promise<SearchEnvelope>;
   fields(query: FieldQuery): Promise<Field[]>;
   close(): Promise<void>;

@@ -2,11 +2,13 @@ import type { InitResult } from '../api/identity.js';
 import type { Caller, Principal } from './auth/caller.js';
 import { Directory } from './auth/directory.js';
 import { Identity } from './auth/identity.js';
+import { IngestTokens } from './auth/ingestTokens.js';
 import { Keys } from './auth/keys.js';
 import { loadSecret } from './auth/secret.js';
 import { Sessions } from './auth/sessions.js';
 import { BlobStore } from './blobs/store.js';
 import { Datasets } from './datasets/datasets.js';
+import { DataDeletion } from './deletion/deletion.js';
 import { Conflict, Forbidden, NotFound, Unauthenticated } from './errors.js';
 import { Fields } from './fields/fields.js';
 import { Ingest } from './ingest/ingest.js';
@@ -40,6 +42,8 @@ export class Engine {
   readonly datasets: Datasets;
   readonly ingest: Ingest;
   readonly jobs: JobQueue;
+  readonly deletion: DataDeletion;
+  private readonly ingestTokens: IngestTokens;
   readonly search: Search;
   readonly fields: Fields;
   private readonly text: TextIndexes;
@@ -51,12 +55,15 @@ export class Engine {
     this.sessions = new Sessions(secret);
     this.keys = new Keys(store);
     this.identity = new Identity(this.directory, this.keys);
-    this.sources = new Sources(store);
+    this.ingestTokens = new IngestTokens(store);
+    this.sources = new Sources(store, this.ingestTokens);
     this.text = new TextIndexes(store, dataDir);
     this.tenants = new PlatformTenants(store, dataDir, this.directory, this.keys, this.text);
-    this.datasets = new Datasets(store, this.sources, blobs, this.text);
+    this.datasets = new Datasets(store, this.sources);
     this.jobs = new JobQueue(store);
-    this.ingest = new Ingest(store, this.datasets, this.sources, new Runs(store), blobs, this.text, this.jobs, (t, d) => this.scheduleSnapshot(t, d));
+    const runs = new Runs(store);
+    this.ingest = new Ingest(store, this.datasets, this.sources, runs, blobs, this.text, this.jobs, (t, d) => this.scheduleSnapshot(t, d));
+    this.deletion = new DataDeletion(store, this.jobs, this.datasets, this.sources, runs, blobs, this.text);
     this.search = new Search(store, this.datasets, this.sources, this.text, new SearchHandles(store));
     this.fields = new Fields(store, this.datasets, this.sources);
   }
@@ -83,6 +90,7 @@ export class Engine {
   /** A bearer token (session JWT, tenant key or platform key) → who it stands for; 401 otherwise. */
   async authenticate(token: string): Promise<Principal> {
     if (Keys.isKey(token)) return this.keys.verify(token);
+    if (IngestTokens.isIngestToken(token)) return this.ingestTokens.verify(token);
     const userId = await this.sessions.verify(token);
     if (!this.directory.user(userId)) throw new Unauthenticated('unknown user');
     return { user_id: userId, kind: 'session' };
@@ -90,6 +98,14 @@ export class Engine {
 
   callerIn(principal: Principal, tenantId: string): Caller {
     return this.directory.callerIn(principal, tenantId);
+  }
+
+  /** An ingest token acting on its own source (named by key in the route): 403 for any other source. */
+  ingestCaller(principal: Principal, sourceKey: string): Caller {
+    const { tenant_id, source_id } = principal.source!;
+    const own = this.sources.list(tenant_id).find((s) => s.source_id === source_id);
+    if (!own || own.source_key !== sourceKey) throw new Forbidden('this ingest token belongs to another source');
+    return { ...principal, tenant_id: own.tenant_id, role: 'Admin' };
   }
 
   /** A platform key acting in its own platform tenant (the /v1/platform routes take no tenant header). */

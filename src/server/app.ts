@@ -11,9 +11,11 @@ import { fieldRoutes } from './routes/fields.js';
 import { healthRoutes } from './routes/health.js';
 import { identityRoutes } from './routes/identity.js';
 import { ingestRoutes } from './routes/ingest.js';
+import { jobRoutes } from './routes/jobs.js';
 import { keyRoutes } from './routes/keys.js';
 import { platformRoutes } from './routes/platform.js';
 import { searchRoutes } from './routes/search.js';
+import { sourceRoutes } from './routes/sources.js';
 
 export const JSON_BODY_LIMIT = 10 * 2 ** 20;
 
@@ -60,7 +62,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   });
   app.addHook('onRequest', authenticate(engine));
   if (opts.log) requestLogger(app, opts.log);
-  for (const routes of [healthRoutes, identityRoutes, keyRoutes, platformRoutes, datasetRoutes, fieldRoutes, searchRoutes, ingestRoutes]) routes(app, engine);
+  for (const routes of [healthRoutes, identityRoutes, keyRoutes, platformRoutes, datasetRoutes, fieldRoutes, searchRoutes, sourceRoutes, ingestRoutes, jobRoutes]) routes(app, engine);
   await app.ready();
   return app;
 }

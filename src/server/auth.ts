@@ -22,6 +22,11 @@ export function authenticate(engine: Engine) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
     if (!match) throw new Unauthenticated('Not authenticated');
     const principal = (req.principal = await engine.authenticate(match[1]));
+    if (principal.kind === 'ingest_token') {
+      if (policy.auth !== 'ingest') throw new Unauthenticated('an ingest token authenticates ingestion into its own source only');
+      req.caller = engine.ingestCaller(principal, (req.params as { source_key: string }).source_key);
+      return;
+    }
     if (policy.auth === 'user') return;
     if (policy.auth === 'platform') {
       req.caller = engine.platformCaller(principal);

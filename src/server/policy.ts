@@ -1,17 +1,19 @@
 /**
  * Who may call each route: the one place where this is decided. A route the server registers
  * without an entry here makes the app refuse to start.
- * - auth: none (public), user (any valid token, no tenant header), tenant (token + tenant header),
- *   platform (a platform key; no tenant header)
+ * - auth: none (public, or authenticated by its own signed URL), user (any valid token, no tenant
+ *   header), tenant (token + tenant header), platform (a platform key; no tenant header), ingest (the
+ *   route's source's ingest token, or tenant credentials as for tenant)
  * - role: admin for creating, changing and deleting; reads and queries are for any member
  * - session: only a signed-in user's console session (minting keys); API keys get 403
  */
-export type AuthMode = 'none' | 'user' | 'tenant' | 'platform';
+export type AuthMode = 'none' | 'user' | 'tenant' | 'platform' | 'ingest';
 export interface RoutePolicy { auth: AuthMode; role?: 'member' | 'admin'; session?: true }
 
 const member: RoutePolicy = { auth: 'tenant', role: 'member' };
 const admin: RoutePolicy = { auth: 'tenant', role: 'admin' };
 const platform: RoutePolicy = { auth: 'platform' };
+const ingest: RoutePolicy = { auth: 'ingest', role: 'admin' };
 
 export const POLICY: Record<string, RoutePolicy> = {
   'GET /healthz': { auth: 'none' },
@@ -38,11 +40,30 @@ export const POLICY: Record<string, RoutePolicy> = {
   'DELETE /v1/admin/datasets/:dataset_id': admin,
   'GET /v1/admin/fields': member,
 
+  'PUT /v1/admin/sources/:source_id': admin,
+  'PUT /v1/admin/hosted-sources/:source_id': admin,
+  'GET /v1/admin/sources/:source_id': member,
+  'GET /v1/admin/sources': member,
+  'DELETE /v1/admin/sources/:source_id': admin,
+  'POST /v1/admin/sources/:source_id/ingest-token': admin,
+  'DELETE /v1/admin/sources/:source_id/ingest-token': admin,
+  'GET /v1/admin/data-deletion-jobs/:job_id': member,
+
   'POST /v1/search': member,
 
   'GET /v1/ingest/runs/:ingest_run_id': member,
   'GET /v1/ingest/runs': member,
-  'POST /v1/ingest/sources/:source_key/stream': admin,
+  'POST /v1/ingest/runs/:ingest_run_id/retry': admin,
+
+  'GET /v1/admin/jobs': member,
+  'GET /v1/admin/jobs/:job_id': member,
+  'POST /v1/admin/jobs/:job_id/cancel': admin,
+  'POST /v1/ingest/sources/:source_key/stream': ingest,
+  'POST /v1/ingest/sources/:source_key/uploads': ingest,
+  'POST /v1/ingest/sources/:source_key/uploads/parts': ingest,
+  'POST /v1/ingest/sources/:source_key/uploads/complete': ingest,
+  'POST /v1/ingest/sources/:source_key/uploads/abort': ingest,
+  'PUT /v1/uploads/:upload_session_id/parts/:part_number': { auth: 'none' },
 };
 
 export const policyKey = (method: string, url: string) => `${method} ${url}`;

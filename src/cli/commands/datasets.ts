@@ -37,14 +37,18 @@ export function datasetsCommand(program: Command): void {
     .action((id: string, _o, cmd: Command) => withService(cmd, async ({ service, emit }) => emit(await service.getDataset(id))));
   datasets
     .command('delete <dataset_id>')
-    .description('delete a dataset with all its records, sources, runs and objects')
-    .addHelpText('after', '\nExample:\n  svc datasets delete logs --yes')
-    .action((id: string, _o, cmd: Command) =>
+    .description('delete a dataset with all its records, sources, runs and objects (a data-deletion job)')
+    .option('--wait', 'wait until the deletion job ends (exit 5 if it fails)')
+    .addHelpText('after', '\nExample:\n  svc datasets delete logs --yes --wait')
+    .action((id: string, o: { wait?: boolean }, cmd: Command) =>
       withService(cmd, async ({ service, emit, globals }) => {
         if (process.stdin.isTTY && process.stdout.isTTY && !globals.yes) {
           if (!(await (await prompts()).confirm({ message: `Delete dataset '${id}' and all its records?`, default: false }))) throw new Exit(EXIT.failure, 'not deleted');
         }
-        await emit(await service.deleteDataset(id));
+        let job = await service.deleteDataset(id);
+        if (o.wait) job = await service.getDeletionJob((await service.waitJob(job.job_id)).job_id);
+        await emit(job);
+        if (job.status === 'failed') throw new Exit(EXIT.runFailed, `data-deletion job ${job.job_id} failed: ${job.error_message}`);
       }),
     );
 }

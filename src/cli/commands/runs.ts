@@ -11,6 +11,11 @@ export function runsCommand(program: Command): void {
     .addHelpText('after', '\nExample:\n  svc runs get run_01jd…')
     .action((id: string, _o, cmd: Command) => withService(cmd, async ({ service, emit }) => emit(await service.getRun(id))));
   runs
+    .command('retry <ingest_run_id>')
+    .description('run a failed run again from where it stopped (repairable failures only)')
+    .addHelpText('after', '\nExample:\n  svc runs retry run_01jd…')
+    .action((id: string, _o, cmd: Command) => withService(cmd, async ({ service, emit }) => emit(await service.retryRun(id))));
+  runs
     .command('list')
     .description('recent ingest runs, newest first')
     .option('--dataset <id>')

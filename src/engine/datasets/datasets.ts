@@ -1,11 +1,9 @@
 import type { Dataset, DatasetCreate } from '../../api/datasets.js';
 import type { Caller } from '../auth/caller.js';
-import { BlobStore } from '../blobs/store.js';
 import { Conflict, NotFound } from '../errors.js';
 import { now } from '../ids.js';
-import { HOSTED_BUCKET, Sources } from '../sources/sources.js';
-import { removePrefix, scanPrefix, type Store } from '../store/db.js';
-import type { TextIndexes } from '../text/textIndexes.js';
+import type { Sources } from '../sources/sources.js';
+import { scanPrefix, type Store } from '../store/db.js';
 
 /** What the store keeps of a dataset; the API's Dataset is derived from it. */
 export interface DatasetState {
@@ -18,14 +16,14 @@ export interface DatasetState {
   record_count: number;
   created_at: string;
   updated_at: string;
+  /** set when a data-deletion job for it is queued: no more ingestion */
+  deleting?: boolean;
 }
 
 export class Datasets {
   constructor(
     private readonly store: Store,
     private readonly sources: Sources,
-    private readonly blobs: BlobStore,
-    private readonly text: TextIndexes,
   ) {}
 
   state(tenantId: string, datasetId: string): DatasetState {
@@ -68,26 +66,6 @@ export class Datasets {
 
   ids(tenantId: string): string[] {
     return [...scanPrefix<DatasetState>(this.store.meta, [tenantId, 'dataset'])].map((e) => e.value.dataset_id);
-  }
-
-  /** Deletes the dataset with its records, sources, runs, fields, objects and indexes. */
-  async delete(caller: Caller, datasetId: string): Promise<{ dataset_id: string; deleted_documents: number }> {
-    const t = caller.tenant_id;
-    const ds = this.state(t, datasetId);
-    const sources = this.sources.ofDataset(t, datasetId);
-    await this.store.meta.transaction(() => {
-      removePrefix(this.store.records, [t, datasetId]);
-      removePrefix(this.store.ids, [t, datasetId]);
-      removePrefix(this.store.meta, [t, 'field', datasetId]);
-      for (const { key, value } of scanPrefix<{ dataset_id: string }>(this.store.meta, [t, 'run'])) {
-        if (value.dataset_id === datasetId) this.store.meta.remove(key);
-      }
-      this.sources.removeOfDataset(t, datasetId);
-      this.store.meta.remove([t, 'dataset', datasetId]);
-    });
-    for (const source of sources) this.blobs.removeTenantBucket(t, `${HOSTED_BUCKET}/${source.source_key}`);
-    this.text.drop(t, datasetId);
-    return { dataset_id: datasetId, deleted_documents: ds.record_count };
   }
 
   private view(tenantId: string, ds: DatasetState): Dataset {

@@ -58,6 +58,8 @@ export class Ingest {
     if (target.dataset_id) this.datasets.state(tenantId, target.dataset_id);
     const source = this.sources.byKey(tenantId, target.source_key ?? target.dataset_id ?? '');
     if (target.dataset_id && source.dataset_id !== target.dataset_id) throw new NotFound(`source '${source.source_key}' does not feed dataset '${target.dataset_id}'`);
+    if (this.datasets.state(tenantId, source.dataset_id).deleting) throw new Conflict(`dataset '${source.dataset_id}' is being deleted`);
+    if (!source.enabled) throw new Conflict(`source '${source.source_key}' is disabled`);
     return source;
   }
 

@@ -1,5 +1,7 @@
-import type { Source } from '../../api/sources.js';
-import { NotFound } from '../errors.js';
+import type { HostedSourcePut, IngestTokenMinted, Source, SourcePut } from '../../api/sources.js';
+import type { Caller } from '../auth/caller.js';
+import type { IngestTokens } from '../auth/ingestTokens.js';
+import { Conflict, NotFound } from '../errors.js';
 import { now } from '../ids.js';
 import { scanPrefix, type Store } from '../store/db.js';
 
@@ -12,14 +14,25 @@ export const DEFAULT_SEARCH_CONFIG = {
   ],
 };
 
+/** What the store keeps of a source: the API shape plus the id of its current ingest token. */
+interface SourceState extends Source {
+  ingest_token_id?: string;
+}
+
+const view = ({ ingest_token_id: _t, ...source }: SourceState): Source => source;
+
 /** Sources of a tenant; the key `[tenant, 'srckey', source_key]` finds one by its key. */
 export class Sources {
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: Store, private readonly tokens: IngestTokens) {}
 
-  get(tenantId: string, sourceId: number): Source {
+  private state(tenantId: string, sourceId: number): SourceState {
     const source = this.store.meta.get([tenantId, 'source', sourceId]);
     if (!source) throw new NotFound(`source ${sourceId} not found`);
     return source;
+  }
+
+  get(tenantId: string, sourceId: number): Source {
+    return view(this.state(tenantId, sourceId));
   }
 
   byKey(tenantId: string, sourceKey: string): Source {
@@ -28,52 +41,113 @@ export class Sources {
     return this.get(tenantId, id);
   }
 
+  list(tenantId: string, datasetId?: string): Source[] {
+    return [...scanPrefix<SourceState>(this.store.meta, [tenantId, 'source'])].map((e) => view(e.value)).filter((s) => !datasetId || s.dataset_id === datasetId);
+  }
+
   ofDataset(tenantId: string, datasetId: string): Source[] {
-    return [...scanPrefix<Source>(this.store.meta, [tenantId, 'source'])].map((e) => e.value).filter((s) => s.dataset_id === datasetId);
+    return this.list(tenantId, datasetId);
+  }
+
+  /** Creates or replaces a source under the id the caller chose (PUT is idempotent). */
+  async put(caller: Caller, sourceId: number, req: SourcePut | HostedSourcePut): Promise<Source> {
+    const t = caller.tenant_id;
+    const result = await this.store.meta.transaction(() => {
+      if (!this.store.meta.get([t, 'dataset', req.dataset_id])) return new NotFound(`dataset '${req.dataset_id}' not found`);
+      const holder = this.store.meta.get([t, 'srckey', req.source_key]);
+      if (holder !== undefined && holder !== sourceId) return new Conflict(`source key '${req.source_key}' belongs to source ${holder}`);
+      const previous: SourceState | undefined = this.store.meta.get([t, 'source', sourceId]);
+      if (previous && previous.source_key !== req.source_key) this.store.meta.remove([t, 'srckey', previous.source_key]);
+      const at = now();
+      const hosted = !('bucket' in req);
+      const source: SourceState = {
+        ...(previous ?? blankSource(t, sourceId, at)),
+        source_id: sourceId,
+        source_key: req.source_key,
+        source_type: req.source_type,
+        dataset_id: req.dataset_id,
+        name: req.name,
+        enabled: req.enabled ?? true,
+        connector_id: req.connector_id ?? null,
+        bucket: hosted ? HOSTED_BUCKET : req.bucket,
+        prefix: hosted ? '' : req.prefix ?? '',
+        access_role_ref: hosted ? 'svc:hosted' : req.access_role_ref,
+        intake_role_ref: hosted ? null : req.intake_role_ref ?? null,
+        retention_days: req.retention_days ?? null,
+        format: req.parse_config?.format ?? previous?.format ?? 'ndjson',
+        parse_config: req.parse_config ?? {},
+        transform_config: req.transform_config ?? {},
+        search_config: req.search_config ?? DEFAULT_SEARCH_CONFIG,
+        semantic_config: req.semantic_config ?? {},
+        updated_at: at,
+      };
+      this.store.meta.put([t, 'source', sourceId], source);
+      this.store.meta.put([t, 'srckey', source.source_key], sourceId);
+      return source;
+    });
+    if (result instanceof Error) throw result;
+    return view(result);
   }
 
   /** The hosted source a dataset gets at creation (source_key = dataset id); call inside a write transaction. */
   putDefault(tenantId: string, datasetId: string, retentionDays: number | null): Source {
-    const sourceId = (this.store.meta.get([tenantId, 'counter', 'source']) ?? 0) + 1;
-    const at = now();
-    const source: Source = {
-      source_id: sourceId,
-      source_key: datasetId,
-      source_type: 'hosted',
-      tenant_id: tenantId,
-      dataset_id: datasetId,
-      name: datasetId,
-      enabled: true,
-      connector_id: null,
-      bucket: HOSTED_BUCKET,
-      prefix: '',
-      access_role_ref: 'svc:hosted',
-      intake_role_ref: null,
-      external_id_configured: false,
-      retention_days: retentionDays,
-      format: 'ndjson',
-      parse_config: {},
-      transform_config: {},
-      search_config: DEFAULT_SEARCH_CONFIG,
-      semantic_config: {},
-      ingest_token_configured: false,
-      ingest_token_created_at: null,
-      ingest_token_last_used_at: null,
-      ingest_token_revoked_at: null,
-      created_at: at,
-      updated_at: at,
-    };
+    let sourceId = this.store.meta.get([tenantId, 'counter', 'source']) ?? 0;
+    do sourceId++;
+    while (this.store.meta.get([tenantId, 'source', sourceId]));
+    const source: SourceState = { ...blankSource(tenantId, sourceId, now()), source_key: datasetId, dataset_id: datasetId, name: datasetId, retention_days: retentionDays };
     this.store.meta.put([tenantId, 'counter', 'source'], sourceId);
     this.store.meta.put([tenantId, 'source', sourceId], source);
     this.store.meta.put([tenantId, 'srckey', source.source_key], sourceId);
     return source;
   }
 
-  /** Call inside a write transaction. */
-  removeOfDataset(tenantId: string, datasetId: string): void {
-    for (const source of this.ofDataset(tenantId, datasetId)) {
-      this.store.meta.remove([tenantId, 'source', source.source_id]);
-      this.store.meta.remove([tenantId, 'srckey', source.source_key]);
-    }
+  /** A new ingest token for the source; the previous one stops working in the same transaction. */
+  async rotateIngestToken(caller: Caller, sourceId: number): Promise<IngestTokenMinted> {
+    const t = caller.tenant_id;
+    const minted = await this.store.meta.transaction(() => {
+      const source = this.state(t, sourceId);
+      this.tokens.remove(source.ingest_token_id);
+      const token = this.tokens.mint(t, sourceId);
+      this.store.meta.put([t, 'source', sourceId], {
+        ...source, ingest_token_id: token.tokenId, ingest_token_configured: true, ingest_token_created_at: token.created_at,
+        ingest_token_last_used_at: null, ingest_token_revoked_at: null, updated_at: token.created_at,
+      });
+      return token;
+    });
+    return { source_id: sourceId, created_at: minted.created_at, token: minted.token };
   }
+
+  async revokeIngestToken(caller: Caller, sourceId: number): Promise<Source> {
+    const t = caller.tenant_id;
+    return view(
+      await this.store.meta.transaction(() => {
+        const source = this.state(t, sourceId);
+        if (!source.ingest_token_configured) throw new Conflict(`source ${sourceId} has no ingest token`);
+        this.tokens.remove(source.ingest_token_id);
+        const at = now();
+        const revoked: SourceState = { ...source, ingest_token_id: undefined, ingest_token_configured: false, ingest_token_revoked_at: at, updated_at: at };
+        this.store.meta.put([t, 'source', sourceId], revoked);
+        return revoked;
+      }),
+    );
+  }
+
+  /** Call inside a write transaction. */
+  remove(tenantId: string, sourceId: number): void {
+    const source: SourceState | undefined = this.store.meta.get([tenantId, 'source', sourceId]);
+    if (!source) return;
+    this.tokens.remove(source.ingest_token_id);
+    this.store.meta.remove([tenantId, 'source', sourceId]);
+    this.store.meta.remove([tenantId, 'srckey', source.source_key]);
+  }
+}
+
+function blankSource(tenantId: string, sourceId: number, at: string): SourceState {
+  return {
+    source_id: sourceId, source_key: '', source_type: 'hosted', tenant_id: tenantId, dataset_id: '', name: '', enabled: true,
+    connector_id: null, bucket: HOSTED_BUCKET, prefix: '', access_role_ref: 'svc:hosted', intake_role_ref: null,
+    external_id_configured: false, retention_days: null, format: 'ndjson', parse_config: {}, transform_config: {},
+    search_config: DEFAULT_SEARCH_CONFIG, semantic_config: {}, ingest_token_configured: false, ingest_token_created_at: null,
+    ingest_token_last_used_at: null, ingest_token_revoked_at: null, created_at: at, updated_at: at,
+  };
 }

@@ -78,6 +78,9 @@ export class TextIndex {
         this.dirty = true;
       }
     }
+    for (const key of this.store.meta.getKeys({ start: [this.tenantId, 'tomb', this.datasetId], end: [this.tenantId, 'tomb', this.datasetId, MAX_KEY] })) {
+      this.remove([key[3] as number]);
+    }
     this.catchUp();
     return this;
   }
@@ -160,5 +163,9 @@ export class TextIndex {
     }
     renameSync(tmp, this.snapshotPath);
     this.dirty = false;
+    // tombstones of records this snapshot already lacks have done their work
+    for (const key of this.store.meta.getKeys({ start: [this.tenantId, 'tomb', this.datasetId], end: [this.tenantId, 'tomb', this.datasetId, MAX_KEY] })) {
+      if (!this.mini.has(key[3] as number)) void this.store.meta.remove(key as (string | number)[]);
+    }
   }
 }

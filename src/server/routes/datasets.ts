@@ -1,5 +1,5 @@
-import { Type } from '@sinclair/typebox';
 import { Dataset, DatasetCreate, DatasetList, DatasetPath } from '../../api/datasets.js';
+import { DataDeletionJob } from '../../api/jobs.js';
 import { caller } from '../auth.js';
 import type { Routes } from './types.js';
 import { errors, typed } from './types.js';
@@ -18,9 +18,7 @@ export const datasetRoutes: Routes = (app, engine) => {
   r.get('/v1/datasets/:dataset_id', { schema: { tags, params: DatasetPath, response: { 200: Dataset, ...errors(400, 401, 403, 404) } } }, async (req) =>
     engine.datasets.get(caller(req), req.params.dataset_id),
   );
-  r.delete(
-    '/v1/admin/datasets/:dataset_id',
-    { schema: { tags, params: DatasetPath, response: { 200: Type.Object({ dataset_id: Type.String(), deleted_documents: Type.Integer() }), ...errors(400, 401, 403, 404) } } },
-    async (req) => engine.datasets.delete(caller(req), req.params.dataset_id),
+  r.delete('/v1/admin/datasets/:dataset_id', { schema: { tags, params: DatasetPath, response: { 202: DataDeletionJob, ...errors(400, 401, 403, 404, 409) } } }, async (req, reply) =>
+    reply.status(202).send(await engine.deletion.dataset(caller(req), req.params.dataset_id)),
   );
 };

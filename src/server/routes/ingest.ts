@@ -11,6 +11,9 @@ export const ingestRoutes: Routes = (app, engine) => {
   r.get('/v1/ingest/runs/:ingest_run_id', { schema: { tags, params: RunPath, response: { 200: IngestRun, ...errors(400, 401, 403, 404) } } }, async (req) =>
     engine.ingest.get(caller(req), req.params.ingest_run_id),
   );
+  r.post('/v1/ingest/runs/:ingest_run_id/retry', { schema: { tags, params: RunPath, response: { 200: IngestRun, ...errors(400, 401, 403, 404, 409) } } }, async (req) =>
+    engine.ingest.retry(caller(req), req.params.ingest_run_id),
+  );
   r.get('/v1/ingest/runs', { schema: { tags, querystring: RunListQuery, response: { 200: IngestRunList, ...errors(400, 401, 403, 422) } } }, async (req) => ({
     runs: engine.ingest.list(caller(req), req.query),
     next_cursor: null,

@@ -1,0 +1,46 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { Unauthenticated } from '../errors.js';
+import { now } from '../ids.js';
+import { SYSTEM, type Store } from '../store/db.js';
+import type { Principal } from './caller.js';
+
+export const INGEST_TOKEN_PREFIX = 'svcit.v1.';
+
+interface TokenState { tenant_id: string; source_id: number; hash: string; created_at: string }
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest();
+
+/**
+ * The one ingest token a source may have (`svcit.v1.<token id>.<secret>`), stored as a hash.
+ * It authenticates direct ingestion into its own source and nothing else.
+ */
+export class IngestTokens {
+  constructor(private readonly store: Store) {}
+
+  static isIngestToken(token: string): boolean {
+    return token.startsWith(INGEST_TOKEN_PREFIX);
+  }
+
+  /** Mints a token for the source; call inside a write transaction. The previous token's id is returned to be revoked. */
+  mint(tenantId: string, sourceId: number): { token: string; tokenId: string; created_at: string } {
+    const tokenId = randomBytes(8).toString('hex');
+    const secret = randomBytes(32).toString('base64url');
+    const created_at = now();
+    this.store.meta.put([SYSTEM, 'itoken', tokenId], { tenant_id: tenantId, source_id: sourceId, hash: sha256(secret).toString('hex'), created_at } satisfies TokenState);
+    return { token: `${INGEST_TOKEN_PREFIX}${tokenId}.${secret}`, tokenId, created_at };
+  }
+
+  /** Call inside a write transaction. */
+  remove(tokenId: string | undefined): void {
+    if (tokenId) this.store.meta.remove([SYSTEM, 'itoken', tokenId]);
+  }
+
+  verify(token: string): Principal {
+    const parts = token.slice(INGEST_TOKEN_PREFIX.length).split('.');
+    const [tokenId, secret] = parts.length === 2 ? parts : [];
+    const state: TokenState | undefined = tokenId ? this.store.meta.get([SYSTEM, 'itoken', tokenId]) : undefined;
+    const expected = state ? Buffer.from(state.hash, 'hex') : sha256('');
+    if (!timingSafeEqual(expected, sha256(secret ?? '')) || !state) throw new Unauthenticated('invalid ingest token');
+    return { user_id: `ingest:${state.tenant_id}:${state.source_id}`, kind: 'ingest_token', source: { tenant_id: state.tenant_id, source_id: state.source_id } };
+  }
+}

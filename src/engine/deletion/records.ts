@@ -1,0 +1,39 @@
+import type { DatasetState } from '../datasets/datasets.js';
+import type { StoredRecord } from '../records.js';
+import { MAX_KEY, type Store } from '../store/db.js';
+import type { TextIndex } from '../text/textIndex.js';
+
+const BATCH = 2000;
+
+/**
+ * Deletes a dataset's records that `match`, a batch per transaction. Each deletion leaves a
+ * tombstone `[tenant, 'tomb', dataset, seq]` in the same transaction, so that a text index
+ * snapshot written before it still loses the record when it is next opened.
+ * Returns how many records went, per source object key.
+ */
+export async function deleteRecords(store: Store, index: TextIndex | null, t: string, d: string, match: (rec: StoredRecord) => boolean): Promise<Map<string, number>> {
+  const byKey = new Map<string, number>();
+  let batch: StoredRecord[] = [];
+  const flush = async () => {
+    const gone = batch;
+    batch = [];
+    await store.meta.transaction(() => {
+      const ds: DatasetState | undefined = store.meta.get([t, 'dataset', d]);
+      for (const rec of gone) {
+        store.records.remove([t, d, rec.seq]);
+        if (store.ids.get([t, d, rec.id]) === rec.seq) store.ids.remove([t, d, rec.id]);
+        store.meta.put([t, 'tomb', d, rec.seq], 1);
+      }
+      if (ds) store.meta.put([t, 'dataset', d], { ...ds, record_count: Math.max(0, ds.record_count - gone.length) });
+    });
+    index?.remove(gone.map((r) => r.seq));
+    for (const rec of gone) byKey.set(rec.key, (byKey.get(rec.key) ?? 0) + 1);
+  };
+  for (const { value: rec } of store.records.getRange({ start: [t, d, 0], end: [t, d, MAX_KEY] })) {
+    if (!match(rec)) continue;
+    batch.push(rec);
+    if (batch.length >= BATCH) await flush();
+  }
+  if (batch.length > 0) await flush();
+  return byKey;
+}
