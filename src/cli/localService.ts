@@ -4,6 +4,7 @@ import { FieldQuery } from '../api/fields.js';
 import { IngestOptions, RunListQuery } from '../api/ingest.js';
 import { JobListQuery } from '../api/jobs.js';
 import { SearchRequest } from '../api/search.js';
+import { HostedSourcePut, SourcePut } from '../api/sources.js';
 import { validate } from '../api/validate.js';
 import type { Caller } from '../engine/auth/caller.js';
 import type { Engine } from '../engine/index.js';
@@ -35,6 +36,12 @@ export function localService(engine: Engine, caller: Caller): Service {
     getDataset: async (id) => engine.datasets.get(caller, id),
     deleteDataset: (id) => engine.deletion.dataset(caller, id),
     getDeletionJob: async (id) => engine.deletion.get(caller, id),
+    putSource: (id, req) => engine.sources.put(caller, id, 'bucket' in req ? validate(SourcePut, strip(req)) : validate(HostedSourcePut, strip(req))),
+    getSource: async (id) => engine.sources.get(caller.tenant_id, id),
+    listSources: async (datasetId) => engine.sources.list(caller.tenant_id, datasetId),
+    deleteSource: (id) => engine.deletion.source(caller, id),
+    rotateIngestToken: (id) => engine.sources.rotateIngestToken(caller, id),
+    revokeIngestToken: (id) => engine.sources.revokeIngestToken(caller, id),
     ingest: (input, { dataset_id, source_key, ...options }) =>
       engine.ingest.submit(caller, input, { ...validate(IngestOptions, strip(options), 'query'), dataset_id, source_key }),
     getRun: async (id) => engine.ingest.get(caller, id),

@@ -11,6 +11,7 @@ import { loginCommand, logoutCommand } from './commands/login.js';
 import { runsCommand } from './commands/runs.js';
 import { searchCommand } from './commands/search.js';
 import { serveCommand } from './commands/serve.js';
+import { sourcesCommand } from './commands/sources.js';
 import { EXIT, exitCodeOf } from './context.js';
 import { OUTPUT_FORMATS } from './output.js';
 
@@ -28,7 +29,7 @@ const program = new Command('svc')
   .showHelpAfterError()
   .exitOverride();
 
-for (const add of [initCommand, tokenCommand, serveCommand, datasetsCommand, ingestCommand, searchCommand, fieldsCommand, runsCommand, jobsCommand, keysCommand, tenantsCommand, membersCommand, whoamiCommand, loginCommand, logoutCommand]) add(program);
+for (const add of [initCommand, tokenCommand, serveCommand, datasetsCommand, sourcesCommand, ingestCommand, searchCommand, fieldsCommand, runsCommand, jobsCommand, keysCommand, tenantsCommand, membersCommand, whoamiCommand, loginCommand, logoutCommand]) add(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -99,6 +99,12 @@ export function remoteService(opts: RemoteOptions): Service {
     getDataset: (id) => call('GET', `/v1/datasets/${encodeURIComponent(id)}`),
     deleteDataset: (id) => call('DELETE', `/v1/admin/datasets/${encodeURIComponent(id)}`),
     getDeletionJob: (id) => call('GET', `/v1/admin/data-deletion-jobs/${encodeURIComponent(id)}`),
+    putSource: (id, req) => call('PUT', `/v1/admin/${'bucket' in req ? 'sources' : 'hosted-sources'}/${id}`, req),
+    getSource: (id) => call('GET', `/v1/admin/sources/${id}`),
+    listSources: async (datasetId) => (await call<{ sources: any[] }>('GET', '/v1/admin/sources', undefined, { dataset_id: datasetId })).sources,
+    deleteSource: (id) => call('DELETE', `/v1/admin/sources/${id}`),
+    rotateIngestToken: (id) => call('POST', `/v1/admin/sources/${id}/ingest-token`),
+    revokeIngestToken: (id) => call('DELETE', `/v1/admin/sources/${id}/ingest-token`),
     ingest: (input, { dataset_id, source_key, ...options }) =>
       call('POST', `/v1/ingest/sources/${encodeURIComponent(source_key ?? dataset_id)}/stream`, input, options),
     getRun: (id) => call('GET', `/v1/ingest/runs/${encodeURIComponent(id)}`),

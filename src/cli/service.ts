@@ -4,6 +4,7 @@ import type { ApiKey, ApiKeyCreate, Me, Member, MemberCreate, PlatformKey, Tenan
 import type { DataDeletionJob, Job, JobListQuery } from '../api/jobs.js';
 import type { IngestOptions, IngestRun, RunListQuery } from '../api/ingest.js';
 import type { SearchEnvelope, SearchRequest } from '../api/search.js';
+import type { HostedSourcePut, IngestTokenMinted, Source, SourcePut } from '../api/sources.js';
 
 export type KeyKind = 'tenant' | 'platform';
 
@@ -26,6 +27,12 @@ export interface Service {
   getDataset(datasetId: string): Promise<Dataset>;
   deleteDataset(datasetId: string): Promise<DataDeletionJob>;
   getDeletionJob(jobId: string): Promise<DataDeletionJob>;
+  putSource(sourceId: number, req: SourcePut | HostedSourcePut): Promise<Source>;
+  getSource(sourceId: number): Promise<Source>;
+  listSources(datasetId?: string): Promise<Source[]>;
+  deleteSource(sourceId: number): Promise<DataDeletionJob>;
+  rotateIngestToken(sourceId: number): Promise<IngestTokenMinted>;
+  revokeIngestToken(sourceId: number): Promise<Source>;
   ingest(input: AsyncIterable<Buffer>, target: IngestTarget): Promise<IngestRun>;
   getRun(runId: string): Promise<IngestRun>;
   listRuns(query: RunListQuery): Promise<IngestRun[]>;

@@ -16,6 +16,7 @@ import { JobQueue } from './jobs/queue.js';
 import { Runs } from './ingest/runs.js';
 import { lockDataDir } from './lock.js';
 import { PlatformTenants } from './platform/tenants.js';
+import { Retention, RETENTION_EVERY_MS } from './retention/retention.js';
 import { SearchHandles } from './search/handles.js';
 import { Search } from './search/search.js';
 import { Sources } from './sources/sources.js';
@@ -29,6 +30,8 @@ const SNAPSHOT_DELAY_MS = 2000;
 export interface OpenOptions {
   /** how long to wait for another process holding the data dir */
   lockWaitMs?: number;
+  /** a long-running process (the server): it also takes periodic upkeep jobs such as retention */
+  background?: boolean;
 }
 
 /** The whole product as a library: open a data dir, act on it as a Caller, close it. */
@@ -43,6 +46,7 @@ export class Engine {
   readonly ingest: Ingest;
   readonly jobs: JobQueue;
   readonly deletion: DataDeletion;
+  readonly retention: Retention;
   private readonly ingestTokens: IngestTokens;
   readonly search: Search;
   readonly fields: Fields;
@@ -57,14 +61,15 @@ export class Engine {
     this.identity = new Identity(this.directory, this.keys);
     this.ingestTokens = new IngestTokens(store);
     this.sources = new Sources(store, this.ingestTokens);
-    this.text = new TextIndexes(store, dataDir);
-    this.tenants = new PlatformTenants(store, dataDir, this.directory, this.keys, this.text);
-    this.datasets = new Datasets(store, this.sources);
+    this.text = new TextIndexes(store, dataDir, (t, d) => this.sources.searchConfig(t, d));
     this.jobs = new JobQueue(store);
+    this.tenants = new PlatformTenants(store, dataDir, this.directory, this.keys, this.jobs, this.text);
+    this.datasets = new Datasets(store, this.sources);
     const runs = new Runs(store);
     this.ingest = new Ingest(store, this.datasets, this.sources, runs, blobs, this.text, this.jobs, (t, d) => this.scheduleSnapshot(t, d));
+    this.retention = new Retention(store, this.jobs, this.directory, this.datasets, this.sources, this.text);
     this.deletion = new DataDeletion(store, this.jobs, this.datasets, this.sources, runs, blobs, this.text);
-    this.search = new Search(store, this.datasets, this.sources, this.text, new SearchHandles(store));
+    this.search = new Search(store, this.datasets, this.text, new SearchHandles(store));
     this.fields = new Fields(store, this.datasets, this.sources);
   }
 
@@ -72,7 +77,8 @@ export class Engine {
     const unlock = await lockDataDir(dataDir, opts.lockWaitMs ?? 30_000);
     try {
       const engine = new Engine(dataDir, openStore(dataDir), loadSecret(dataDir), unlock);
-      await engine.jobs.start();
+      await engine.jobs.start({ background: opts.background });
+      if (opts.background) await engine.retention.schedule(Date.now() + RETENTION_EVERY_MS);
       return engine;
     } catch (err) {
       unlock();
@@ -127,8 +133,7 @@ export class Engine {
     clearTimeout(this.snapshotTimers.get(key));
     const timer = setTimeout(() => {
       this.snapshotTimers.delete(key);
-      const source = this.sources.ofDataset(tenantId, datasetId)[0];
-      if (source) this.text.get(tenantId, datasetId, source.search_config).snapshot();
+      this.text.get(tenantId, datasetId).snapshot();
     }, SNAPSHOT_DELAY_MS);
     timer.unref();
     this.snapshotTimers.set(key, timer);

@@ -1,4 +1,6 @@
 import swagger from '@fastify/swagger';
+import { Ajv } from 'ajv';
+import ajvFormats from 'ajv-formats';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { ApiError, HTTPValidationError } from '../api/common.js';
 import type { Engine } from '../engine/index.js';
@@ -24,6 +26,17 @@ export interface AppOptions {
   log?: (line: string) => void;
 }
 
+/**
+ * Query strings, paths and headers arrive as text, so their numbers and booleans are coerced; a
+ * JSON body is taken as it is — `"id_field": 3` is a wrong type, not the string "3".
+ */
+const validators = (() => {
+  // ajv-formats is CommonJS: its plugin is the module's default export
+  const addFormats = (ajvFormats as unknown as { default: (ajv: Ajv) => Ajv }).default;
+  const make = (coerceTypes: boolean | 'array') => addFormats(new Ajv({ allErrors: true, coerceTypes, removeAdditional: false, useDefaults: false, strict: false }));
+  return { body: make(false), params: make('array') };
+})();
+
 const registered = new WeakMap<FastifyInstance, { method: string; url: string }[]>();
 
 /** Every route the app registered, as the router saw it. */
@@ -35,8 +48,8 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
     logger: false,
     exposeHeadRoutes: false,
     bodyLimit: JSON_BODY_LIMIT,
-    ajv: { customOptions: { allErrors: true, coerceTypes: 'array', removeAdditional: false, useDefaults: false } },
   });
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? validators.body : validators.params).compile(schema));
   // Responses are plain JSON.stringify: the response schemas document the API, they do not filter it.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   app.decorateRequest('principal', null);

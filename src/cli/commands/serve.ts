@@ -12,7 +12,7 @@ export function serveCommand(program: Command): void {
     .addHelpText('after', '\nExample:\n  svc serve --port 7360')
     .action(async (opts: { host: string; port: string }, cmd: Command) => {
       const dataDir = dataDirOf(cmd.optsWithGlobals<GlobalOptions>());
-      const engine = await Engine.open(dataDir, { lockWaitMs: 0 });
+      const engine = await Engine.open(dataDir, { lockWaitMs: 0, background: true });
       const { buildApp } = await import('../../server/app.js'); // the HTTP stack loads only for serve
       const app = await buildApp(engine, { log: (line) => process.stdout.write(line + '\n') });
       const address = await app.listen({ host: opts.host, port: Number(opts.port) });

@@ -83,7 +83,7 @@ export class DataDeletion {
     }
     const exists = Boolean(this.store.meta.get([t, 'dataset', target.dataset_id]));
     if (target.scope === 'source' && source && exists) {
-      const index = this.text.get(t, target.dataset_id, this.sources.ofDataset(t, target.dataset_id)[0]?.search_config ?? source.search_config);
+      const index = this.text.get(t, target.dataset_id);
       const byKey = await deleteRecords(this.store, index, t, target.dataset_id, (rec) => rec.source_key === target.source_key);
       finish(items, byKey);
       index.snapshot();

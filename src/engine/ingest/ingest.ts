@@ -135,7 +135,7 @@ export class Ingest {
     const t = run.tenant_id;
     try {
       const source = this.sources.get(t, run.source_id);
-      const index = this.text.get(t, run.dataset_id, source.search_config);
+      const index = this.text.get(t, run.dataset_id);
       run.status = 'running';
       run.started_at ??= now();
       run.lifecycle.state = 'running';

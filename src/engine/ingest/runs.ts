@@ -74,10 +74,12 @@ export class Runs {
     return run;
   }
 
-  /** Call inside a write transaction, or alone. */
+  /** Stores the run, unless its dataset is gone (deleted while the run went on). */
   put(run: RunState): void {
     run.updated_at = now();
-    this.store.meta.putSync([run.tenant_id, 'run', run.ingest_run_id], run);
+    this.store.meta.transactionSync(() => {
+      if (this.store.meta.get([run.tenant_id, 'dataset', run.dataset_id])) this.store.meta.put([run.tenant_id, 'run', run.ingest_run_id], run);
+    });
   }
 
   list(tenantId: string, filter: { dataset_id?: string; source_id?: number; status?: string; limit?: number }): RunState[] {

@@ -22,6 +22,8 @@ export interface JobKind {
   maxAttempts?: number;
   /** jobs with the same key run one at a time (the runs of one dataset) */
   serialKey?: (job: JobState) => string;
+  /** upkeep (retention, clean-up) that only a long-running process takes; a local command leaves it */
+  background?: boolean;
 }
 
 const LEASE_MS = 60_000;
@@ -47,6 +49,7 @@ export class JobQueue {
   private readonly owner = newId('worker');
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
+  private background = false;
 
   constructor(private readonly store: Store) {
     this.events.setMaxListeners(0);
@@ -90,7 +93,17 @@ export class JobQueue {
   /** Stores what a running handler wants readable before it ends (progress). */
   async update(job: JobState): Promise<void> {
     job.updated_at = now();
-    await this.store.meta.put([job.tenant_id, 'job', job.job_id], job);
+    await this.store.meta.transaction(() => {
+      if (this.store.meta.get([job.tenant_id, 'job', job.job_id])) this.store.meta.put([job.tenant_id, 'job', job.job_id], job);
+    });
+  }
+
+  /** Forgets every job of a tenant and its queue entries; call inside a write transaction. */
+  removeTenant(tenantId: string): void {
+    for (const { value: job } of scanPrefix<JobState>(this.store.meta, [tenantId, 'job'])) {
+      if (job.status === 'pending' && job.next_attempt_at) this.store.meta.remove([SYSTEM, 'jobq', Date.parse(job.next_attempt_at), job.job_id]);
+      this.store.meta.put([tenantId, 'job', job.job_id], { ...job, cancel_requested: true });
+    }
   }
 
   /** A pending job is cancelled at once; a running one is asked to stop. */
@@ -129,10 +142,11 @@ export class JobQueue {
     });
   }
 
-  /** Takes up jobs orphaned by a dead process, then starts leasing. */
-  async start(): Promise<void> {
+  /** Takes up jobs orphaned by a dead process, then starts leasing (background kinds too when asked). */
+  async start(opts: { background?: boolean } = {}): Promise<void> {
+    this.background = Boolean(opts.background);
     await this.store.meta.transaction(() => {
-      for (const tenant of new Set([...scanPrefix<{ tenant_id: string }>(this.store.meta, [SYSTEM, 'tenant'])].map((e) => e.value.tenant_id))) {
+      for (const tenant of [SYSTEM, ...[...scanPrefix<{ tenant_id: string }>(this.store.meta, [SYSTEM, 'tenant'])].map((e) => e.value.tenant_id)]) {
         for (const { value: job } of scanPrefix<JobState>(this.store.meta, [tenant, 'job'])) {
           if (job.status !== 'running' || job.lease_owner === this.owner) continue;
           Object.assign(job, { status: 'pending', lease_owner: null, lease_expires_at: null, next_attempt_at: now(), updated_at: now() });
@@ -162,7 +176,12 @@ export class JobQueue {
   }
 
   private hasDue(): boolean {
-    for (const { key } of scanPrefix(this.store.meta, [SYSTEM, 'jobq'], { limit: 1 })) return (key[2] as number) <= Date.now();
+    for (const { key, value: tenantId } of scanPrefix<string>(this.store.meta, [SYSTEM, 'jobq'])) {
+      if ((key[2] as number) > Date.now()) return false;
+      const job: JobState | undefined = this.store.meta.get([tenantId, 'job', String(key[3])]);
+      const kind = job?.status === 'pending' && this.kinds.get(job.type);
+      if (kind && (!kind.background || this.background)) return true;
+    }
     return false;
   }
 
@@ -196,8 +215,12 @@ export class JobQueue {
       for (const { key, value: tenantId } of scanPrefix<string>(this.store.meta, [SYSTEM, 'jobq'])) {
         if ((key[2] as number) > Date.now()) return null;
         const job: JobState | undefined = this.store.meta.get([tenantId, 'job', String(key[3])]);
-        const kind = job && this.kinds.get(job.type);
-        if (!job || !kind) continue;
+        if (!job || job.status !== 'pending') {
+          this.store.meta.remove(key); // its job is gone (tenant deleted) or already ended
+          continue;
+        }
+        const kind = this.kinds.get(job.type);
+        if (!kind || (kind.background && !this.background)) continue;
         const serial = kind.serialKey?.(job);
         if (serial && this.busyKeys.has(serial)) continue;
         if (serial) this.busyKeys.add(serial);
@@ -233,7 +256,8 @@ export class JobQueue {
     }
     const at = now();
     const ended = await this.store.meta.transaction(() => {
-      const current: JobState = this.store.meta.get([job.tenant_id, 'job', job.job_id]) ?? job;
+      const current: JobState | undefined = this.store.meta.get([job.tenant_id, 'job', job.job_id]);
+      if (!current) return { ...job, ...outcome } as JobState; // deleted with its tenant meanwhile
       const next: JobState = { ...current, ...job, ...outcome, cancel_requested: current.cancel_requested, lease_owner: null, lease_expires_at: null, updated_at: at };
       if (next.status === 'pending') this.store.meta.put([SYSTEM, 'jobq', Date.parse(next.next_attempt_at!), job.job_id], job.tenant_id);
       else next.completed_at = at;

@@ -3,7 +3,6 @@ import type { Caller } from '../auth/caller.js';
 import type { Datasets } from '../datasets/datasets.js';
 import { Conflict } from '../errors.js';
 import type { StoredRecord } from '../records.js';
-import type { Sources } from '../sources/sources.js';
 import type { Store } from '../store/db.js';
 import { analyze } from '../text/analyzer.js';
 import { snippets } from '../text/snippets.js';
@@ -28,7 +27,6 @@ export class Search {
   constructor(
     private readonly store: Store,
     private readonly datasets: Datasets,
-    private readonly sources: Sources,
     private readonly text: TextIndexes,
     private readonly handles: SearchHandles,
   ) {}
@@ -121,8 +119,7 @@ export class Search {
   }
 
   private index(tenantId: string, datasetId: string) {
-    const source = this.sources.ofDataset(tenantId, datasetId)[0];
-    return this.text.get(tenantId, datasetId, source.search_config);
+    return this.text.get(tenantId, datasetId);
   }
 }
 

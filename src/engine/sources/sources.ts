@@ -1,4 +1,4 @@
-import type { HostedSourcePut, IngestTokenMinted, Source, SourcePut } from '../../api/sources.js';
+import type { HostedSourcePut, IngestTokenMinted, SearchConfig, Source, SourcePut } from '../../api/sources.js';
 import type { Caller } from '../auth/caller.js';
 import type { IngestTokens } from '../auth/ingestTokens.js';
 import { Conflict, NotFound } from '../errors.js';
@@ -47,6 +47,11 @@ export class Sources {
 
   ofDataset(tenantId: string, datasetId: string): Source[] {
     return this.list(tenantId, datasetId);
+  }
+
+  /** How a dataset's text is indexed: its first source's search_config, or the default when it has none left. */
+  searchConfig(tenantId: string, datasetId: string): SearchConfig {
+    return this.ofDataset(tenantId, datasetId)[0]?.search_config ?? DEFAULT_SEARCH_CONFIG;
   }
 
   /** Creates or replaces a source under the id the caller chose (PUT is idempotent). */

@@ -8,18 +8,22 @@ import { TextIndex } from './textIndex.js';
 export class TextIndexes {
   private readonly open = new Map<string, TextIndex>();
 
-  constructor(private readonly store: Store, private readonly dataDir: string) {}
+  constructor(
+    private readonly store: Store,
+    private readonly dataDir: string,
+    private readonly configOf: (tenantId: string, datasetId: string) => SearchConfig,
+  ) {}
 
   private dir(tenantId: string, datasetId: string): string {
     return join(this.dataDir, 'indexes', tenantId, datasetId);
   }
 
-  get(tenantId: string, datasetId: string, config: SearchConfig, generation = 1): TextIndex {
+  get(tenantId: string, datasetId: string, generation = 1): TextIndex {
     const key = `${tenantId}/${datasetId}`;
     let index = this.open.get(key);
     if (!index) {
       const path = join(this.dir(tenantId, datasetId), `text-${generation}.json`);
-      index = new TextIndex(this.store, tenantId, datasetId, path, config).open();
+      index = new TextIndex(this.store, tenantId, datasetId, path, this.configOf(tenantId, datasetId)).open();
       this.open.set(key, index);
     }
     return index;

@@ -1,0 +1,101 @@
+import { Option, type Command } from 'commander';
+import type { HostedSourcePut, SourcePut } from '../../api/sources.js';
+import { EXIT, Exit, withService } from '../context.js';
+
+const COLUMNS = ['source_id', 'source_key', 'dataset_id', 'source_type', 'format', 'enabled', 'ingest_token_configured'];
+
+interface CreateFlags {
+  dataset: string;
+  key: string;
+  name?: string;
+  type: string;
+  format?: 'ndjson' | 'json' | 'csv' | 'text';
+  idField?: string;
+  titleField?: string;
+  bodyField?: string;
+  timeField?: string;
+  retentionDays?: number;
+  bucket?: string;
+  accessRole?: string;
+  prefix?: string;
+  disabled?: boolean;
+}
+
+function sourceRequest(o: CreateFlags): SourcePut | HostedSourcePut {
+  const transform = Object.fromEntries(Object.entries({ id_field: o.idField, title_field: o.titleField, body_field: o.bodyField, time_field: o.timeField }).filter(([, v]) => v));
+  const hosted: HostedSourcePut = {
+    dataset_id: o.dataset, source_key: o.key, name: o.name ?? o.key, source_type: o.type, enabled: !o.disabled,
+    parse_config: o.format ? { format: o.format } : undefined, transform_config: transform, retention_days: o.retentionDays,
+  };
+  if (!o.bucket) return hosted;
+  if (!o.accessRole) throw new Exit(EXIT.usage, '--access-role is required with --bucket');
+  return { ...hosted, bucket: o.bucket, access_role_ref: o.accessRole, prefix: o.prefix };
+}
+
+export function sourcesCommand(program: Command): void {
+  const sources = program.command('sources').description('sources that feed datasets, and their ingest tokens');
+  sources
+    .command('create [source_id]')
+    .description('create or replace a source (hosted unless --bucket is given); the id defaults to the next free one')
+    .requiredOption('--dataset <id>', 'the dataset it feeds')
+    .requiredOption('--key <source_key>', 'its key, used in ingest URLs')
+    .option('--name <name>')
+    .option('--type <type>', 'source type', 'hosted')
+    .addOption(new Option('--format <format>', 'format of its objects').choices(['ndjson', 'json', 'csv', 'text']))
+    .option('--id-field <field>')
+    .option('--title-field <field>')
+    .option('--body-field <field>')
+    .option('--time-field <field>')
+    .option('--retention-days <n>', 'delete records older than this', (v) => Number(v))
+    .option('--bucket <bucket>', 'a bucket of its own (not hosted)')
+    .option('--access-role <ref>', 'role used to read that bucket')
+    .option('--prefix <prefix>')
+    .option('--disabled', 'create it disabled')
+    .addHelpText('after', '\nExample:\n  svc sources create --dataset logs --key nginx --format ndjson --time-field @timestamp')
+    .action((id: string | undefined, o: CreateFlags, cmd: Command) =>
+      withService(cmd, async ({ service, emit }) => {
+        const sourceId = id ? Number(id) : Math.max(0, ...(await service.listSources()).map((s) => s.source_id)) + 1;
+        if (!Number.isInteger(sourceId) || sourceId < 1) throw new Exit(EXIT.usage, `invalid source id '${id}'`);
+        await emit(await service.putSource(sourceId, sourceRequest(o)));
+      }),
+    );
+  sources
+    .command('get <source_id>')
+    .description('show a source')
+    .addHelpText('after', '\nExample:\n  svc sources get 2')
+    .action((id: string, _o, cmd: Command) => withService(cmd, async ({ service, emit }) => emit(await service.getSource(Number(id)))));
+  sources
+    .command('list')
+    .description('sources of the tenant')
+    .option('--dataset <id>', 'only those feeding this dataset')
+    .addHelpText('after', '\nExample:\n  svc sources list --dataset logs')
+    .action((o: { dataset?: string }, cmd: Command) =>
+      withService(cmd, async ({ service, emit }) => {
+        const list = await service.listSources(o.dataset);
+        await emit({ sources: list, next_cursor: null }, { rows: list, columns: COLUMNS });
+      }),
+    );
+  sources
+    .command('delete <source_id>')
+    .description("delete a source with its records and objects (a data-deletion job)")
+    .option('--wait', 'wait until the deletion job ends (exit 5 if it fails)')
+    .addHelpText('after', '\nExample:\n  svc sources delete 2 --wait')
+    .action((id: string, o: { wait?: boolean }, cmd: Command) =>
+      withService(cmd, async ({ service, emit }) => {
+        let job = await service.deleteSource(Number(id));
+        if (o.wait) job = await service.getDeletionJob((await service.waitJob(job.job_id)).job_id);
+        await emit(job);
+        if (job.status === 'failed') throw new Exit(EXIT.runFailed, `data-deletion job ${job.job_id} failed: ${job.error_message}`);
+      }),
+    );
+  sources
+    .command('rotate-token <source_id>')
+    .description('mint a new ingest token for the source (printed once); the previous one stops working')
+    .addHelpText('after', '\nExample:\n  TOKEN=$(svc sources rotate-token 2 --output json | jq -r .token)')
+    .action((id: string, _o, cmd: Command) => withService(cmd, async ({ service, emit }) => emit(await service.rotateIngestToken(Number(id)))));
+  sources
+    .command('revoke-token <source_id>')
+    .description("revoke the source's ingest token")
+    .addHelpText('after', '\nExample:\n  svc sources revoke-token 2')
+    .action((id: string, _o, cmd: Command) => withService(cmd, async ({ service, emit }) => emit(await service.revokeIngestToken(Number(id)))));
+}
