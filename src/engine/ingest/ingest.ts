@@ -35,7 +35,10 @@ export function chooseFormat(named: string | undefined, filename: string | undef
  * Ingest runs: an object goes to the blob store, a run is queued, and runs of one dataset are
  * processed one after another in this process. Unfinished runs are taken up again on open.
  */
+export type RunFollower = (run: RunState, save: () => void) => Promise<void>;
+
 export class Ingest {
+  private readonly followers: RunFollower[] = [];
   constructor(
     private readonly store: Store,
     private readonly datasets: Datasets,
@@ -163,12 +166,24 @@ export class Ingest {
       const why = first ? `all ${docs.malformed} lines were malformed (line ${first.line}: ${first.reason})` : 'the object holds no records';
       return this.fail(run, docs.malformed > 0 ? 'no_valid_records' : 'no_records', why, false);
     }
-    const at = now();
-    Object.assign(run, { status: 'ready', completed_at: at, text_indexed_at: at });
+    run.text_indexed_at = now();
     run.ready_for.text_search = true;
+    run.lifecycle = { state: 'text_indexed', repairable: false, reasons: [] };
+    this.runs.put(run);
+    for (const follow of this.followers) await follow(run, () => this.runs.put(run));
+    Object.assign(run, { status: 'ready', completed_at: now() });
     run.lifecycle = { state: 'ready', repairable: false, reasons: docs.malformed > 0 ? [`${docs.malformed} malformed lines skipped`] : [] };
     this.runs.put(run);
     this.onIndexed(t, run.dataset_id);
+  }
+
+  /**
+   * Adds an index derived after the text index, per run and in order: it catches up with the
+   * dataset's records, sets its `ready_for` flag and may save the run as it goes. A follower that
+   * throws makes the job retry the run from where it stopped (its records are already stored).
+   */
+  follow(follower: RunFollower): void {
+    this.followers.push(follower);
   }
 
   private fail(run: RunState, code: string, message: string, repairable: boolean): void {
