@@ -297,6 +297,10 @@ function bodyOf(route: Route): Pick<Req, 'json' | 'raw' | 'contentType'> & { que
     case 'POST /v1/platform/keys': return {};
     case 'POST /v1/admin/datasets': return { json: { dataset_id: `ds-${next()}` } };
     case 'POST /v1/search': return { json: { text: SHARED_WORD } };
+    case 'POST /v1/ingest/sources/:source_key/uploads': return { json: { filename: 'x.ndjson' } };
+    case 'POST /v1/ingest/sources/:source_key/uploads/parts': return { json: { upload_session_id: 'upl_x', part_numbers: [1] } };
+    case 'POST /v1/ingest/sources/:source_key/uploads/complete': return { json: { upload_session_id: 'upl_x', parts: [{ etag: 'x', part_number: 1 }] } };
+    case 'POST /v1/ingest/sources/:source_key/uploads/abort': return { json: { upload_session_id: 'upl_x' } };
     case 'POST /v1/ingest/sources/:source_key/stream':
       return { raw: ndjson([{ id: `extra-${next()}`, msg: `${SHARED_WORD} ${A.marker}` }]), contentType: 'application/x-ndjson', query: '?format=ndjson' };
   }

@@ -4,6 +4,7 @@ import { Directory } from './auth/directory.js';
 import { Identity } from './auth/identity.js';
 import { IngestTokens } from './auth/ingestTokens.js';
 import { Keys } from './auth/keys.js';
+import { TokenCache } from './auth/tokenCache.js';
 import { loadSecret } from './auth/secret.js';
 import { Sessions } from './auth/sessions.js';
 import { BlobStore } from './blobs/store.js';
@@ -22,6 +23,7 @@ import { Search } from './search/search.js';
 import { Sources } from './sources/sources.js';
 import { openStore, type Store } from './store/db.js';
 import { TextIndexes } from './text/textIndexes.js';
+import { Uploads } from './uploads/uploads.js';
 
 export const DEFAULT_SESSION_TTL = 24 * 3600;
 /** How long after the last ingest of a dataset its text index is written to disk. */
@@ -44,10 +46,12 @@ export class Engine {
   readonly sources: Sources;
   readonly datasets: Datasets;
   readonly ingest: Ingest;
+  readonly uploads: Uploads;
   readonly jobs: JobQueue;
   readonly deletion: DataDeletion;
   readonly retention: Retention;
   private readonly ingestTokens: IngestTokens;
+  private readonly tokenCache: TokenCache;
   readonly search: Search;
   readonly fields: Fields;
   private readonly text: TextIndexes;
@@ -57,9 +61,10 @@ export class Engine {
     const blobs = new BlobStore(dataDir);
     this.directory = new Directory(store);
     this.sessions = new Sessions(secret);
-    this.keys = new Keys(store);
+    this.tokenCache = new TokenCache();
+    this.keys = new Keys(store, this.tokenCache);
     this.identity = new Identity(this.directory, this.keys);
-    this.ingestTokens = new IngestTokens(store);
+    this.ingestTokens = new IngestTokens(store, this.tokenCache);
     this.sources = new Sources(store, this.ingestTokens);
     this.text = new TextIndexes(store, dataDir, (t, d) => this.sources.searchConfig(t, d));
     this.jobs = new JobQueue(store);
@@ -67,6 +72,7 @@ export class Engine {
     this.datasets = new Datasets(store, this.sources);
     const runs = new Runs(store);
     this.ingest = new Ingest(store, this.datasets, this.sources, runs, blobs, this.text, this.jobs, (t, d) => this.scheduleSnapshot(t, d));
+    this.uploads = new Uploads(store, blobs, secret, this.ingest, this.jobs);
     this.retention = new Retention(store, this.jobs, this.directory, this.datasets, this.sources, this.text);
     this.deletion = new DataDeletion(store, this.jobs, this.datasets, this.sources, runs, blobs, this.text);
     this.search = new Search(store, this.datasets, this.text, new SearchHandles(store));
@@ -97,9 +103,13 @@ export class Engine {
   async authenticate(token: string): Promise<Principal> {
     if (Keys.isKey(token)) return this.keys.verify(token);
     if (IngestTokens.isIngestToken(token)) return this.ingestTokens.verify(token);
-    const userId = await this.sessions.verify(token);
+    const cached = this.tokenCache.get(token);
+    if (cached) return cached;
+    const { userId, expiresAtMs } = await this.sessions.verify(token);
     if (!this.directory.user(userId)) throw new Unauthenticated('unknown user');
-    return { user_id: userId, kind: 'session' };
+    const principal: Principal = { user_id: userId, kind: 'session' };
+    this.tokenCache.set(token, principal, expiresAtMs);
+    return principal;
   }
 
   callerIn(principal: Principal, tenantId: string): Caller {

@@ -3,6 +3,7 @@ import { Unauthenticated } from '../errors.js';
 import { now } from '../ids.js';
 import { SYSTEM, type Store } from '../store/db.js';
 import type { Principal } from './caller.js';
+import type { TokenCache } from './tokenCache.js';
 
 export const INGEST_TOKEN_PREFIX = 'svcit.v1.';
 
@@ -15,7 +16,7 @@ const sha256 = (s: string) => createHash('sha256').update(s).digest();
  * It authenticates direct ingestion into its own source and nothing else.
  */
 export class IngestTokens {
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: Store, private readonly cache: TokenCache) {}
 
   static isIngestToken(token: string): boolean {
     return token.startsWith(INGEST_TOKEN_PREFIX);
@@ -32,15 +33,20 @@ export class IngestTokens {
 
   /** Call inside a write transaction. */
   remove(tokenId: string | undefined): void {
+    this.cache.clear();
     if (tokenId) this.store.meta.remove([SYSTEM, 'itoken', tokenId]);
   }
 
   verify(token: string): Principal {
+    const cached = this.cache.get(token);
+    if (cached) return cached;
     const parts = token.slice(INGEST_TOKEN_PREFIX.length).split('.');
     const [tokenId, secret] = parts.length === 2 ? parts : [];
     const state: TokenState | undefined = tokenId ? this.store.meta.get([SYSTEM, 'itoken', tokenId]) : undefined;
     const expected = state ? Buffer.from(state.hash, 'hex') : sha256('');
     if (!timingSafeEqual(expected, sha256(secret ?? '')) || !state) throw new Unauthenticated('invalid ingest token');
-    return { user_id: `ingest:${state.tenant_id}:${state.source_id}`, kind: 'ingest_token', source: { tenant_id: state.tenant_id, source_id: state.source_id } };
+    const principal: Principal = { user_id: `ingest:${state.tenant_id}:${state.source_id}`, kind: 'ingest_token', source: { tenant_id: state.tenant_id, source_id: state.source_id } };
+    this.cache.set(token, principal, null);
+    return principal;
   }
 }

@@ -4,6 +4,7 @@ import { Conflict, NotFound, Unauthenticated } from '../errors.js';
 import { now } from '../ids.js';
 import { SYSTEM, scanPrefix, type Store } from '../store/db.js';
 import type { Principal, Role } from './caller.js';
+import type { TokenCache } from './tokenCache.js';
 
 export type KeyKind = 'tenant' | 'platform';
 export const KEY_PREFIX: Record<KeyKind, string> = { tenant: 'svctk.v1.', platform: 'svcpk.v1.' };
@@ -33,7 +34,7 @@ const sha256 = (s: string) => createHash('sha256').update(s).digest();
 export class Keys {
   private readonly lastUsedWritten = new Map<string, number>();
 
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: Store, private readonly cache: TokenCache) {}
 
   static isKey(token: string): boolean {
     return token.startsWith(KEY_PREFIX.tenant) || token.startsWith(KEY_PREFIX.platform);
@@ -73,6 +74,7 @@ export class Keys {
   }
 
   private revokeInTxn(kind: KeyKind, tenantId: string, id: number, at: string): KeyState {
+    this.cache.clear();
     const keyId = this.store.meta.get([tenantId, TABLE[kind], id]);
     const key: KeyState | undefined = keyId && this.store.meta.get([SYSTEM, 'key', keyId]);
     if (!key) throw new NotFound(`${kind} key ${id} not found`);
@@ -83,6 +85,8 @@ export class Keys {
 
   /** The principal a key token stands for; 401 when malformed, unknown, wrong, revoked or expired. */
   verify(token: string): Principal {
+    const cached = this.cache.get(token);
+    if (cached) return cached;
     const kind: KeyKind = token.startsWith(KEY_PREFIX.platform) ? 'platform' : 'tenant';
     const parts = token.slice(KEY_PREFIX[kind].length).split('.');
     const [keyId, secret] = parts.length === 2 ? parts : [];
@@ -93,7 +97,9 @@ export class Keys {
     if (key.revoked_at) throw new Unauthenticated('API key revoked');
     if (key.expires_at && Date.parse(key.expires_at) <= Date.now()) throw new Unauthenticated('API key expired');
     this.touch(key);
-    return { user_id: `key:${kind}:${key.tenant_id}:${key.id}`, kind: kind === 'tenant' ? 'tenant_key' : 'platform_key', key: { id: key.id, tenant_id: key.tenant_id, role: key.role } };
+    const principal: Principal = { user_id: `key:${kind}:${key.tenant_id}:${key.id}`, kind: kind === 'tenant' ? 'tenant_key' : 'platform_key', key: { id: key.id, tenant_id: key.tenant_id, role: key.role } };
+    this.cache.set(token, principal, key.expires_at ? Date.parse(key.expires_at) : null, () => this.touch(key));
+    return principal;
   }
 
   private touch(key: KeyState): void {
@@ -108,6 +114,7 @@ export class Keys {
 
   /** Removes every key of a tenant; call inside a write transaction. */
   removeTenant(tenantId: string): void {
+    this.cache.clear();
     for (const kind of ['tenant', 'platform'] as const) {
       for (const { key, value } of scanPrefix<string>(this.store.meta, [tenantId, TABLE[kind]])) {
         this.store.meta.remove([SYSTEM, 'key', value]);

@@ -17,11 +17,12 @@ export class Sessions {
       .sign(this.secret);
   }
 
-  async verify(token: string): Promise<string> {
+  /** The user a valid session stands for, and when the session expires. */
+  async verify(token: string): Promise<{ userId: string; expiresAtMs: number }> {
     try {
       const { payload } = await jwtVerify(token, this.secret, { issuer: ISSUER, algorithms: ['HS256'] });
       if (payload.typ !== 'session' || typeof payload.sub !== 'string') throw new Unauthenticated('invalid token');
-      return payload.sub;
+      return { userId: payload.sub, expiresAtMs: (payload.exp ?? 0) * 1000 };
     } catch (err) {
       if (err instanceof errors.JWTExpired) throw new Unauthenticated('token expired');
       if (err instanceof Unauthenticated) throw err;

@@ -45,6 +45,9 @@ function unpack(buf: Buffer, from: number, to: number): RankedHit[] {
 }
 
 export class SearchHandles {
+  /** handles whose write has not committed yet: a cursor may come back before it does */
+  private readonly unwritten = new Map<string, { handle: SearchHandle; hits?: Buffer }>();
+
   constructor(private readonly store: Store) {}
 
   create(tenantId: string, fields: Omit<SearchHandle, 'search_id' | 'created_at' | 'expires_at'>, ranking?: RankedHit[]): SearchHandle {
@@ -56,12 +59,22 @@ export class SearchHandles {
       created_at: new Date(created).toISOString(),
       expires_at: new Date(created + HANDLE_TTL_MS).toISOString(),
     };
-    this.store.meta.putSync([tenantId, 'srch', handle.search_id], handle);
-    if (ranking) this.store.meta.putSync([tenantId, 'srchhits', handle.search_id], pack(ranking));
+    const hits = ranking && pack(ranking);
+    // written in the background: a search must not wait for a disk flush
+    const pendingKey = `${tenantId}/${handle.search_id}`;
+    this.unwritten.set(pendingKey, { handle, hits });
+    void this.store.meta
+      .transaction(() => {
+        this.store.meta.put([tenantId, 'srch', handle.search_id], handle);
+        if (hits) this.store.meta.put([tenantId, 'srchhits', handle.search_id], hits);
+      })
+      .finally(() => this.unwritten.delete(pendingKey));
     return handle;
   }
 
   get(tenantId: string, searchId: string): SearchHandle | undefined {
+    const pending = this.unwritten.get(`${tenantId}/${searchId}`);
+    if (pending) return pending.handle;
     const handle: SearchHandle | undefined = this.store.meta.get([tenantId, 'srch', searchId]);
     if (!handle) return undefined;
     if (Date.parse(handle.expires_at) < Date.now()) {
@@ -74,7 +87,8 @@ export class SearchHandles {
 
   /** The frozen ranking from `from` (inclusive) to `to` (exclusive). */
   hits(tenantId: string, searchId: string, from: number, to: number): RankedHit[] {
-    const buf: Buffer | undefined = this.store.meta.get([tenantId, 'srchhits', searchId]);
+    const pending = this.unwritten.get(`${tenantId}/${searchId}`);
+    const buf: Buffer | undefined = pending ? pending.hits : this.store.meta.get([tenantId, 'srchhits', searchId]);
     return buf ? unpack(buf, from, to) : [];
   }
 }

@@ -124,7 +124,8 @@ export class TextIndex {
       const term = normalizeTerm(token);
       if (term === null || exact.includes(term)) continue;
       exact.push(term);
-      if (index.has(term) || maxExpansions === 0 || term.length < 3) continue;
+      // numbers and ids do not get typo neighbours: a near id is another id, and the search is costly
+      if (index.has(term) || maxExpansions === 0 || term.length < 3 || /\d/.test(term)) continue;
       const candidates = new Map<string, number>();
       for (const [key, [, distance]] of index.fuzzyGet(term, term.length >= 8 ? 2 : 1)) candidates.set(key, distance);
       for (const key of index.atPrefix(term).keys()) if (!candidates.has(key)) candidates.set(key, 3);
