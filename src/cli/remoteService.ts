@@ -5,6 +5,7 @@ import type { IngestRun } from '../api/ingest.js';
 import type { Job } from '../api/jobs.js';
 import { BadRequest, Conflict, EngineError, Forbidden, Invalid, NotFound, Unauthenticated, Unavailable } from '../engine/errors.js';
 import type { Service } from './service.js';
+import { uploadFile } from './upload.js';
 
 const RETRIES_ON_503 = 3;
 const POLL_MIN_MS = 200;
@@ -105,8 +106,11 @@ export function remoteService(opts: RemoteOptions): Service {
     deleteSource: (id) => call('DELETE', `/v1/admin/sources/${id}`),
     rotateIngestToken: (id) => call('POST', `/v1/admin/sources/${id}/ingest-token`),
     revokeIngestToken: (id) => call('DELETE', `/v1/admin/sources/${id}/ingest-token`),
-    ingest: (input, { dataset_id, source_key, ...options }) =>
-      call('POST', `/v1/ingest/sources/${encodeURIComponent(source_key ?? dataset_id)}/stream`, input, options),
+    ingest: (input, { dataset_id, source_key, path, size, ...options }) => {
+      const source = `/v1/ingest/sources/${encodeURIComponent(source_key ?? dataset_id)}`;
+      // a file has a size and can be cut into parts sent side by side; stdin goes as one stream
+      return path ? uploadFile(call, source, input, { ...options, size }) : call('POST', `${source}/stream`, input, options);
+    },
     getRun: (id) => call('GET', `/v1/ingest/runs/${encodeURIComponent(id)}`),
     listRuns: async (query) => (await call<{ runs: IngestRun[] }>('GET', '/v1/ingest/runs', undefined, query)).runs,
     waitRun: (id, onProgress) => poll(() => call<IngestRun>('GET', `/v1/ingest/runs/${encodeURIComponent(id)}`), (r) => r.status === 'ready' || r.status === 'failed', onProgress),

@@ -8,7 +8,8 @@ import type { HostedSourcePut, IngestTokenMinted, Source, SourcePut } from '../a
 
 export type KeyKind = 'tenant' | 'platform';
 
-export type IngestTarget = IngestOptions & { dataset_id: string; source_key?: string };
+/** `path` and `size` are set when the input is a file: remote mode then sends it as a multipart upload. */
+export type IngestTarget = IngestOptions & { dataset_id: string; source_key?: string; path?: string; size?: number };
 
 /** What every command can ask of svc, whether the engine runs in this process or behind a server. */
 export interface Service {

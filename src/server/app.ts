@@ -18,6 +18,7 @@ import { keyRoutes } from './routes/keys.js';
 import { platformRoutes } from './routes/platform.js';
 import { searchRoutes } from './routes/search.js';
 import { sourceRoutes } from './routes/sources.js';
+import { uploadRoutes } from './routes/uploads.js';
 
 export const JSON_BODY_LIMIT = 10 * 2 ** 20;
 
@@ -75,7 +76,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   });
   app.addHook('onRequest', authenticate(engine));
   if (opts.log) requestLogger(app, opts.log);
-  for (const routes of [healthRoutes, identityRoutes, keyRoutes, platformRoutes, datasetRoutes, fieldRoutes, searchRoutes, sourceRoutes, ingestRoutes, jobRoutes]) routes(app, engine);
+  for (const routes of [healthRoutes, identityRoutes, keyRoutes, platformRoutes, datasetRoutes, fieldRoutes, searchRoutes, sourceRoutes, ingestRoutes, uploadRoutes, jobRoutes]) routes(app, engine);
   await app.ready();
   return app;
 }

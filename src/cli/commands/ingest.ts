@@ -16,7 +16,7 @@ interface IngestFlags {
   timeField?: string;
 }
 
-function openInput(file: string | undefined): { input: AsyncIterable<Buffer>; filename?: string; size: number } {
+function openInput(file: string | undefined): { input: AsyncIterable<Buffer>; filename?: string; path?: string; size: number } {
   if (file === undefined || file === '-') {
     if (file === undefined && process.stdin.isTTY) throw new Exit(EXIT.usage, 'no input: name a FILE, or pipe data in with `-`');
     return { input: process.stdin, size: 0 };
@@ -27,7 +27,7 @@ function openInput(file: string | undefined): { input: AsyncIterable<Buffer>; fi
   } catch {
     throw new NotFound(`file '${file}' not found`);
   }
-  return { input: createReadStream(file, { highWaterMark: 1 << 20 }), filename: basename(file), size };
+  return { input: createReadStream(file, { highWaterMark: 1 << 20 }), filename: basename(file), path: file, size };
 }
 
 export function ingestCommand(program: Command): void {
@@ -44,10 +44,13 @@ export function ingestCommand(program: Command): void {
     .addHelpText('after', '\nExamples:\n  svc ingest logs ./HDFS_2k.log --format text --wait\n  cat events.ndjson | svc ingest logs - --format ndjson')
     .action((dataset: string, file: string | undefined, o: IngestFlags, cmd: Command) =>
       withService(cmd, async ({ service, emit }) => {
-        const { input, filename, size } = openInput(file);
+        const { input, filename, path, size } = openInput(file);
         const bar = progressBar(size);
         try {
-          const target = { dataset_id: dataset, source_key: o.source, format: o.format, filename, id_field: o.idField, title_field: o.titleField, body_field: o.bodyField, time_field: o.timeField };
+          const target = {
+            dataset_id: dataset, source_key: o.source, format: o.format, filename, id_field: o.idField, title_field: o.titleField, body_field: o.bodyField, time_field: o.timeField,
+            path, size: path === undefined ? undefined : size,
+          };
           let run = await service.ingest(counted(input, bar.bytes), target);
           if (o.wait) run = await service.waitRun(run.ingest_run_id, (r) => bar.records(r.documents.parsed));
           bar.stop();

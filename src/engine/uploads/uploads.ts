@@ -172,15 +172,15 @@ export class Uploads {
       throw new Invalid(`the parts add up to ${size} bytes, not the ${s.size_bytes} the session announced`, [{ loc: ['body', 'parts'], msg: `the parts add up to ${size} bytes, not ${s.size_bytes}`, type: 'size_mismatch' }]);
     }
     await this.transition(s, 'completing');
-    let blob;
+    let blob, run;
     try {
       const paths = parts.map((p) => this.blobs.path(t, UPLOADS_BUCKET, p.file));
       blob = await this.blobs.put(t, source.bucket, s.key, concatenated(paths), this.limits.objectBytes);
+      run = await this.ingest.startFromObject(caller, source, { key: s.key, etag: blob.etag, input_kind: 'hosted_upload', upload_session_id: id }, { ...s.options, filename: s.filename });
     } catch (err) {
-      await this.transition(s, 'open');
+      await this.transition(s, 'open'); // the parts are all still there: complete may be tried again, or the session aborted
       throw err;
     }
-    const run = await this.ingest.startFromObject(caller, source, { key: s.key, etag: blob.etag, input_kind: 'hosted_upload', upload_session_id: id }, { ...s.options, filename: s.filename });
     const completed: CompletedUpload = {
       bucket: source.bucket, dataset_id: source.dataset_id, etag: blob.etag, image_reference: null, key: s.key, source: source.source_key,
       source_id: source.source_id, tenant_id: t, ingest_run_id: run.ingest_run_id, upload_session_id: id, size_bytes: blob.size,
