@@ -107,7 +107,10 @@ describe('svc on a local data dir', () => {
   it('writes table, csv and ndjson', () => {
     const table = svc(['search', 'block', '--dataset', 'hdfs', '--limit', '3', '--output', 'table'], { dataDir });
     expect(table.stdout.split('\n')[0]).toMatch(/^SCORE\s+DATASET_ID\s+LINE\s+BODY/);
-    expect(table.stdout.trim().split('\n')).toHaveLength(4);
+    const lines = table.stdout.trim().split('\n');
+    expect(lines).toHaveLength(6);
+    expect(lines[4]).toMatch(/^3 of \d+ records$/);
+    expect(lines[5]).toMatch(/^next page: --cursor \S+$/);
     const csv = svc(['datasets', 'list', '--output', 'csv'], { dataDir });
     expect(csv.stdout.split('\n')[0]).toBe('dataset_id,name,record_count,created_at');
     expect(csv.stdout).toMatch(/\nhdfs,hdfs,4000,/);

@@ -17,6 +17,8 @@ export interface GlobalOptions {
   token?: string;
   tenant?: string;
   profile?: string;
+  /** set when --data-dir was given on the command line: it then wins over a saved profile */
+  dataDirFlag?: boolean;
   output?: string;
   json?: boolean;
   yes?: boolean;
@@ -31,24 +33,26 @@ export const dataDirOf = (g: GlobalOptions) => g.dataDir ?? defaultDataDir();
 export const given = (v: string | undefined) => (v ? v : undefined);
 
 /**
- * Remote mode with --url/SVC_URL; else the profile's server, if it has one; else the server
- * holding the data dir, if one runs; else the engine in this process. Flags win over environment
- * variables (commander reads both), and both win over the profile.
+ * Remote mode with --url/SVC_URL; else (unless --data-dir was given) the profile's server, if it
+ * has one; else the server holding the data dir, if one runs; else the engine in this process.
+ * Flags win over environment variables (commander reads both), and both win over the profile.
  */
 export async function connect(g: GlobalOptions): Promise<Service> {
   const [url, token, tenant] = [given(g.url), given(g.token), given(g.tenant)];
   const { name, explicit, profile } = resolveProfile(given(g.profile));
   if (url) {
+    if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) throw new Invalid(`invalid server URL '${url}': use http(s)://host:port`);
     const stored = token ?? loadToken(name, url);
     if (!stored) throw new Unauthenticated('a token is required with --url: pass --token, set SVC_TOKEN or run `svc login`');
     return remoteService({ url, token: stored, tenant: tenant ?? (await onlyTenant(url, stored)) });
   }
   if (explicit && !profile) throw new NotFound(`no profile '${name}': run \`svc login --profile ${name} --url URL\``);
-  if (profile?.url) {
+  if (profile?.url && !g.dataDirFlag) {
     const stored = token ?? loadToken(name, profile.url);
     if (!stored) throw new Unauthenticated(`no stored token for profile '${name}' (${profile.url}): run \`svc login --profile ${name} --url ${profile.url}\``);
     return remoteService({ url: profile.url, token: stored, tenant: tenant ?? profile.tenant ?? (await onlyTenant(profile.url, stored)) });
   }
+  if (token) throw new Invalid('a token is for remote mode: give --url or SVC_URL (or run `svc login`); local commands act as the data dir\'s admin');
   const dataDir = dataDirOf(g);
   const server = liveServer(dataDir);
   if (server) {

@@ -29,9 +29,20 @@ export interface Ctx {
   emit: (value: unknown, list?: { rows: Record<string, unknown>[]; columns: string[] }) => Promise<void>;
 }
 
+/**
+ * Asks before destroying data: `--yes` skips the question; on a terminal it is a prompt; without a
+ * terminal nobody can answer, so the command refuses rather than deleting unasked.
+ */
+export async function confirmDestructive(globals: GlobalOptions, question: string): Promise<void> {
+  if (globals.yes) return;
+  if (!process.stdin.isTTY || !process.stdout.isTTY) throw new Exit(EXIT.usage, `${question} Pass --yes to confirm when no terminal can.`);
+  const { confirm } = await import('@inquirer/prompts');
+  if (!(await confirm({ message: question, default: false }))) throw new Exit(EXIT.failure, 'nothing deleted');
+}
+
 /** Runs a command around one connected Service, always closing it. */
 export async function withService(cmd: Command, fn: (ctx: Ctx) => Promise<void>): Promise<void> {
-  const globals = cmd.optsWithGlobals<GlobalOptions>();
+  const globals: GlobalOptions = { ...cmd.optsWithGlobals<GlobalOptions>(), dataDirFlag: cmd.getOptionValueSourceWithGlobals('dataDir') === 'cli' };
   const format = outputFormat(globals);
   const service = await connect(globals);
   try {

@@ -4,6 +4,8 @@ import { FieldQuery } from '../api/fields.js';
 import { IngestOptions, RunListQuery } from '../api/ingest.js';
 import { JobListQuery } from '../api/jobs.js';
 import { SearchRequest } from '../api/search.js';
+import { BackfillCreate } from '../api/semantic.js';
+import { SqlRequest } from '../api/sql.js';
 import { HostedSourcePut, SourcePut } from '../api/sources.js';
 import { validate } from '../api/validate.js';
 import type { Caller } from '../engine/auth/caller.js';
@@ -59,7 +61,10 @@ export function localService(engine: Engine, caller: Caller): Service {
     getJob: async (id) => engine.jobs.get(caller.tenant_id, id),
     cancelJob: (id) => engine.jobs.cancel(caller.tenant_id, id),
     waitJob: (id) => engine.jobs.settled(caller.tenant_id, id),
-    search: async (req) => engine.search.search(caller, validate(SearchRequest, strip(req))),
+    search: (req) => engine.search.run(caller, validate(SearchRequest, strip(req))),
+    backfillFilters: (req) => engine.semantic.backfill.start(caller, validate(BackfillCreate, strip(req))),
+    getBackfill: async (id) => engine.semantic.backfill.get(caller, id),
+    sql: (req) => engine.sql.query(caller, validate(SqlRequest, strip(req))),
     fields: async (query) => engine.fields.list(caller, validate(FieldQuery, strip(query), 'query')),
     close: () => engine.close(),
   };

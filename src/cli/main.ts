@@ -12,6 +12,7 @@ import { runsCommand } from './commands/runs.js';
 import { searchCommand } from './commands/search.js';
 import { serveCommand } from './commands/serve.js';
 import { sourcesCommand } from './commands/sources.js';
+import { sqlCommand } from './commands/sql.js';
 import { EXIT, exitCodeOf } from './context.js';
 import { OUTPUT_FORMATS } from './output.js';
 
@@ -26,10 +27,11 @@ const program = new Command('svc')
   .addOption(new Option('--output <format>', 'output format (default: table on a terminal, json otherwise)').choices(OUTPUT_FORMATS))
   .option('--json', 'same as --output json')
   .option('--yes', 'never prompt')
-  .showHelpAfterError()
+  // commander's own errors (unknown command or option, bad choice) as one line, like svc's
+  .configureOutput({ outputError: (str, write) => write(`svc: ${str.replace(/^error: /, '').trim()} (see svc --help)\n`) })
   .exitOverride();
 
-for (const add of [initCommand, tokenCommand, serveCommand, datasetsCommand, sourcesCommand, ingestCommand, searchCommand, fieldsCommand, runsCommand, jobsCommand, keysCommand, tenantsCommand, membersCommand, whoamiCommand, loginCommand, logoutCommand]) add(program);
+for (const add of [initCommand, tokenCommand, serveCommand, datasetsCommand, sourcesCommand, ingestCommand, searchCommand, sqlCommand, fieldsCommand, runsCommand, jobsCommand, keysCommand, tenantsCommand, membersCommand, whoamiCommand, loginCommand, logoutCommand]) add(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -12,8 +12,8 @@ export function outputFormat(opts: { output?: string; json?: boolean }, isTTY = 
 
 type Row = Record<string, unknown>;
 
-/** A column may name a nested member: `provenance.line`. */
-const pick = (row: Row, column: string): unknown => column.split('.').reduce<unknown>((v, k) => (v == null ? undefined : (v as Row)[k]), row);
+/** A column may name a nested member: `provenance.line` (unless the row has a member of that very name). */
+const pick = (row: Row, column: string): unknown => Object.hasOwn(row, column) ? row[column] : column.split('.').reduce<unknown>((v, k) => (v == null ? undefined : (v as Row)[k]), row);
 
 const cell = (v: unknown): string => (v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 

@@ -120,6 +120,9 @@ export function remoteService(opts: RemoteOptions): Service {
     cancelJob: (id) => call('POST', `/v1/admin/jobs/${encodeURIComponent(id)}/cancel`),
     waitJob: (id, onProgress) => poll(() => call<Job>('GET', `/v1/admin/jobs/${encodeURIComponent(id)}`), (j) => ['succeeded', 'failed', 'cancelled'].includes(j.status), onProgress),
     search: (req) => call('POST', '/v1/search', req),
+    backfillFilters: (req) => call('POST', '/v1/admin/semantic/filters/backfill', req),
+    getBackfill: (id) => call('GET', `/v1/admin/semantic/filters/backfill/${encodeURIComponent(id)}`),
+    sql: (req) => call('POST', '/v1/sql', req),
     fields: async (query) => (await call<{ fields: any[] }>('GET', '/v1/admin/fields', undefined, query)).fields,
     close: async () => {
       if (client) await (await client).agent.close();

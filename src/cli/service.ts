@@ -4,6 +4,8 @@ import type { ApiKey, ApiKeyCreate, Me, Member, MemberCreate, PlatformKey, Tenan
 import type { DataDeletionJob, Job, JobListQuery } from '../api/jobs.js';
 import type { IngestOptions, IngestRun, RunListQuery } from '../api/ingest.js';
 import type { SearchEnvelope, SearchRequest } from '../api/search.js';
+import type { BackfillCreate, BackfillJob } from '../api/semantic.js';
+import type { SqlEnvelope, SqlRequest } from '../api/sql.js';
 import type { HostedSourcePut, IngestTokenMinted, Source, SourcePut } from '../api/sources.js';
 
 export type KeyKind = 'tenant' | 'platform';
@@ -46,6 +48,9 @@ export interface Service {
   /** Resolves when the job has ended; `onProgress` sees it on the way. */
   waitJob(jobId: string, onProgress?: (job: Job) => void): Promise<Job>;
   search(req: SearchRequest): Promise<SearchEnvelope>;
+  backfillFilters(req: BackfillCreate): Promise<BackfillJob>;
+  getBackfill(jobId: string): Promise<BackfillJob>;
+  sql(req: SqlRequest): Promise<SqlEnvelope>;
   fields(query: FieldQuery): Promise<Field[]>;
   close(): Promise<void>;
 }

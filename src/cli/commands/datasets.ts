@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
-import { prompts } from '../prompts.js';
 import type { Dataset } from '../../api/datasets.js';
-import { EXIT, Exit, withService } from '../context.js';
+import { confirmDestructive, EXIT, Exit, withService } from '../context.js';
 
 const COLUMNS = ['dataset_id', 'name', 'record_count', 'created_at'];
 const rows = (list: Dataset[]) => ({ rows: list, columns: COLUMNS });
@@ -14,10 +13,17 @@ export function datasetsCommand(program: Command): void {
     .option('--name <name>')
     .option('--description <text>')
     .option('--retention-days <n>', 'delete records older than this', (v) => Number(v))
-    .addHelpText('after', '\nExample:\n  svc datasets create logs --name "Application logs"')
-    .action((id: string, o: { name?: string; description?: string; retentionDays?: number }, cmd: Command) =>
+    .option('--semantic-field <field>', 'embed this field for semantic search (repeatable; default: title and body)', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--no-semantic', 'no vectors for this dataset: text search only')
+    .addHelpText('after', '\nExamples:\n  svc datasets create logs --name "Application logs"\n  svc datasets create tickets --semantic-field subject --semantic-field description\n  svc datasets create metrics --no-semantic')
+    .action((id: string, o: { name?: string; description?: string; retentionDays?: number; semanticField?: string[]; semantic: boolean }, cmd: Command) =>
       withService(cmd, async ({ service, emit }) =>
-        emit(await service.createDataset({ dataset_id: id, name: o.name, description: o.description, retention_days: o.retentionDays })),
+        emit(
+          await service.createDataset({
+            dataset_id: id, name: o.name, description: o.description, retention_days: o.retentionDays,
+            semantic_fields: o.semanticField, semantic: o.semantic ? undefined : false,
+          }),
+        ),
       ),
     );
   datasets
@@ -42,9 +48,7 @@ export function datasetsCommand(program: Command): void {
     .addHelpText('after', '\nExample:\n  svc datasets delete logs --yes --wait')
     .action((id: string, o: { wait?: boolean }, cmd: Command) =>
       withService(cmd, async ({ service, emit, globals }) => {
-        if (process.stdin.isTTY && process.stdout.isTTY && !globals.yes) {
-          if (!(await (await prompts()).confirm({ message: `Delete dataset '${id}' and all its records?`, default: false }))) throw new Exit(EXIT.failure, 'not deleted');
-        }
+        await confirmDestructive(globals, `Delete dataset '${id}' and all its records?`);
         let job = await service.deleteDataset(id);
         if (o.wait) job = await service.getDeletionJob((await service.waitJob(job.job_id)).job_id);
         await emit(job);

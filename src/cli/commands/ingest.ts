@@ -21,12 +21,14 @@ function openInput(file: string | undefined): { input: AsyncIterable<Buffer>; fi
     if (file === undefined && process.stdin.isTTY) throw new Exit(EXIT.usage, 'no input: name a FILE, or pipe data in with `-`');
     return { input: process.stdin, size: 0 };
   }
-  let size: number;
+  let stat;
   try {
-    size = statSync(file).size;
+    stat = statSync(file);
   } catch {
     throw new NotFound(`file '${file}' not found`);
   }
+  if (!stat.isFile()) throw new Exit(EXIT.usage, `'${file}' is not a file`);
+  const size = stat.size;
   return { input: createReadStream(file, { highWaterMark: 1 << 20 }), filename: basename(file), path: file, size };
 }
 

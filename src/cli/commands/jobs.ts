@@ -35,6 +35,23 @@ export function jobsCommand(program: Command): void {
       }),
     );
   jobs
+    .command('backfill <dataset_id>')
+    .description('filter backfill: stamp the filter fields now declared onto the vectors already made, without embedding again')
+    .option('--source <source_id>', 'only the records of this source', (v) => Number(v))
+    .option('--wait', 'wait until the job ends (exit 5 if it fails)')
+    .addHelpText('after', '\nExample:\n  svc jobs backfill logs --wait')
+    .action((datasetId: string, o: { source?: number; wait?: boolean }, cmd: Command) =>
+      withService(cmd, async ({ service, emit }) => {
+        let job = await service.backfillFilters({ dataset_id: datasetId, source_id: o.source });
+        if (o.wait) {
+          await service.waitJob(job.job_id);
+          job = await service.getBackfill(job.job_id);
+        }
+        await emit(job);
+        if (job.status === 'failed') throw new Exit(EXIT.runFailed, `filter backfill ${job.job_id} failed: ${job.error_message}`);
+      }),
+    );
+  jobs
     .command('cancel <job_id>')
     .description('cancel a pending job, or ask a running one to stop')
     .addHelpText('after', '\nExample:\n  svc jobs cancel job_01jd…')

@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import type { AggregationSpec, SearchRequest, WhereItem } from '../../api/search.js';
+import type { AggregationSpec, SearchEnvelope, SearchRequest, WhereItem } from '../../api/search.js';
 import { EXIT, Exit, withService } from '../context.js';
 
 const OPS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin', 'exists', 'prefix', 'contains'];
@@ -43,6 +43,14 @@ export function parseAgg(spec: string): AggregationSpec {
   return agg;
 }
 
+/** What a table of records leaves out: how many there are, the next page, the aggregations. */
+function footer(result: SearchEnvelope): string {
+  const lines = [`${result.records.length} of ${result.total.relation === 'gte' ? 'at least ' : ''}${result.total.value} records`];
+  if (result.next_cursor) lines.push(`next page: --cursor ${result.next_cursor}`);
+  for (const [name, agg] of Object.entries(result.aggregations)) lines.push(`${name}: ${JSON.stringify(agg)}`);
+  return lines.join('\n') + '\n';
+}
+
 interface SearchFlags {
   dataset?: string[];
   q?: string;
@@ -52,6 +60,7 @@ interface SearchFlags {
   collapse?: string;
   semantic?: boolean;
   mode?: 'text' | 'semantic' | 'hybrid';
+  minScore?: number;
   limit?: number;
   cursor?: string;
 }
@@ -67,12 +76,13 @@ export function searchCommand(program: Command): void {
     .option('--agg <spec>', 'aggregation [name=]type:field[:param] (repeatable)', collect)
     .option('--collapse <field>', 'keep the best record per value of this field')
     .option('--semantic', 'semantic search (hybrid when there is text)')
-    .addOption(new Option('--mode <mode>', 'search mode').choices(['text', 'semantic', 'hybrid']))
+    .addOption(new Option('--mode <mode>', 'search mode (wins over --semantic)').choices(['text', 'semantic', 'hybrid']))
+    .option('--min-score <score>', 'semantic: leave out vector matches below this cosine', (v) => Number(v))
     .option('--limit <n>', 'records per page (max 1000)', (v) => Number(v))
     .option('--cursor <cursor>', 'next page: the next_cursor of the previous answer')
-    .addHelpText('after', `\nExamples:\n  svc search "PacketResponder terminating" --dataset logs\n  svc search block --dataset logs --where 'level eq WARN' --output ndjson | jq .provenance\n  svc search --q 'level:ERROR AND component:dfs*' --agg levels=terms:level`)
+    .addHelpText('after', `\nExamples:\n  svc search "PacketResponder terminating" --dataset logs\n  svc search block --dataset logs --where 'level eq WARN' --output ndjson | jq .provenance\n  svc search --q 'level:ERROR AND component:dfs*' --agg levels=terms:level\n  svc search "disk is slow" --semantic --dataset logs --min-score 0.5`)
     .action((text: string | undefined, o: SearchFlags, cmd: Command) =>
-      withService(cmd, async ({ service, emit }) => {
+      withService(cmd, async ({ service, emit, format }) => {
         const req: SearchRequest = {
           text: text ?? '',
           q: o.q,
@@ -83,11 +93,13 @@ export function searchCommand(program: Command): void {
           collapse: o.collapse ? { field: o.collapse } : undefined,
           semantic: o.semantic,
           mode: o.mode,
+          semantic_min_score: o.minScore,
           limit: o.limit,
           cursor: o.cursor,
         };
         const result = await service.search(req);
         await emit(result, { rows: result.records, columns: ['score', 'provenance.dataset_id', 'provenance.line', 'body'] });
+        if (format === 'table') process.stdout.write(footer(result));
       }),
     );
 }

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import type { HostedSourcePut, SourcePut } from '../../api/sources.js';
-import { EXIT, Exit, withService } from '../context.js';
+import { confirmDestructive, EXIT, Exit, withService } from '../context.js';
 
 const COLUMNS = ['source_id', 'source_key', 'dataset_id', 'source_type', 'format', 'enabled', 'ingest_token_configured'];
 
@@ -81,7 +81,8 @@ export function sourcesCommand(program: Command): void {
     .option('--wait', 'wait until the deletion job ends (exit 5 if it fails)')
     .addHelpText('after', '\nExample:\n  svc sources delete 2 --wait')
     .action((id: string, o: { wait?: boolean }, cmd: Command) =>
-      withService(cmd, async ({ service, emit }) => {
+      withService(cmd, async ({ service, emit, globals }) => {
+        await confirmDestructive(globals, `Delete source ${id} with all its records and objects?`);
         let job = await service.deleteSource(Number(id));
         if (o.wait) job = await service.getDeletionJob((await service.waitJob(job.job_id)).job_id);
         await emit(job);

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { withService } from '../context.js';
+import { confirmDestructive, withService } from '../context.js';
 
 export function tenantsCommand(program: Command): void {
   const tenants = program.command('tenants').description('tenants a platform provisions (use a platform key in remote mode)');
@@ -21,6 +21,11 @@ export function tenantsCommand(program: Command): void {
   tenants
     .command('delete <tenant_id>')
     .description('delete a provisioned tenant and all its data; prints the data-deletion job')
-    .addHelpText('after', '\nExample:\n  svc tenants delete ten_01jd…')
-    .action((id: string, _o, cmd: Command) => withService(cmd, async ({ service, emit }) => emit(await service.deleteTenant(id))));
+    .addHelpText('after', '\nExample:\n  svc tenants delete ten_01jd… --yes')
+    .action((id: string, _o, cmd: Command) =>
+      withService(cmd, async ({ service, emit, globals }) => {
+        await confirmDestructive(globals, `Delete tenant '${id}' and everything it holds?`);
+        await emit(await service.deleteTenant(id));
+      }),
+    );
 }

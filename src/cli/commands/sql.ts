@@ -1,0 +1,42 @@
+import type { Command } from 'commander';
+import type { SqlRequest } from '../../api/sql.js';
+import { withService } from '../context.js';
+
+const collect = (v: string, prev: string[] = []) => [...prev, v];
+
+/** A parameter as JSON when it reads as a number, boolean or null (or a quoted string); else the text itself. */
+function param(text: string): string | number | boolean | null {
+  try {
+    const v = JSON.parse(text);
+    if (v === null || ['string', 'number', 'boolean'].includes(typeof v)) return v;
+  } catch {
+    // plain text
+  }
+  return text;
+}
+
+export function sqlCommand(program: Command): void {
+  program
+    .command('sql <statement>')
+    .description('run one read-only SQL statement over your datasets (one table per dataset)')
+    .option('--param <value>', 'positional parameter $1, $2, … in order (repeatable); numbers, true/false and null are typed, quote "5" to pass text', collect)
+    .option('--limit <n>', 'rows per page (default 1000, max 10000)', (v) => Number(v))
+    .option('--cursor <cursor>', 'next page: the next_cursor of the previous answer (with the same statement)')
+    .addHelpText(
+      'after',
+      `\nTables are named after datasets; columns are the fields (a field with several value types has one
+column per type, e.g. status__i64 and status__str) and _id, _seq, _source_key, _line, _etag, _time, _title, _body.
+
+Examples:
+  svc sql "SHOW TABLES"
+  svc sql "SELECT Level, count(*) AS n FROM hdfs GROUP BY Level ORDER BY n DESC"
+  svc sql "SELECT _id, _line, Content FROM hdfs WHERE Pid = \\$1 LIMIT 5" --param 148 --output ndjson`,
+    )
+    .action((statement: string, o: { param?: string[]; limit?: number; cursor?: string }, cmd: Command) =>
+      withService(cmd, async ({ service, emit }) => {
+        const req: SqlRequest = { sql: statement, params: o.param?.map(param), limit: o.limit, cursor: o.cursor };
+        const result = await service.sql(req);
+        await emit(result, { rows: result.records.map((r) => r.metadata), columns: result.columns.map((c) => c.name) });
+      }),
+    );
+}
