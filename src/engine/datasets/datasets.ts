@@ -4,6 +4,7 @@ import { Conflict, NotFound } from '../errors.js';
 import { now } from '../ids.js';
 import type { Sources } from '../sources/sources.js';
 import { scanPrefix, type Store } from '../store/db.js';
+import { defaultSemanticConfig } from '../vector/config.js';
 
 /** What the store keeps of a dataset; the API's Dataset is derived from it. */
 export interface DatasetState {
@@ -21,6 +22,9 @@ export interface DatasetState {
 }
 
 export class Datasets {
+  /** Whether a dataset's vectors are complete; set by the vector side. */
+  semanticReady: (tenantId: string, datasetId: string) => boolean = () => false;
+
   constructor(
     private readonly store: Store,
     private readonly sources: Sources,
@@ -49,7 +53,7 @@ export class Datasets {
       if (this.store.meta.get([t, 'dataset', ds.dataset_id])) return false;
       if (this.store.meta.get([t, 'srckey', ds.dataset_id]) !== undefined) return false;
       this.store.meta.put([t, 'dataset', ds.dataset_id], ds);
-      this.sources.putDefault(t, ds.dataset_id, ds.retention_days);
+      this.sources.putDefault(t, ds.dataset_id, ds.retention_days, req.semantic === false ? {} : defaultSemanticConfig(req.semantic_fields?.length ? req.semantic_fields : undefined));
       return true;
     });
     if (!created) throw new Conflict(`dataset '${ds.dataset_id}' already exists`);
@@ -77,7 +81,7 @@ export class Datasets {
       retention_days: ds.retention_days,
       record_count: ds.record_count,
       sources: this.sources.ofDataset(tenantId, ds.dataset_id).map((s) => s.source_id),
-      readiness: { text_search: ds.record_count > 0, sql_search: false, semantic_search: false },
+      readiness: { text_search: ds.record_count > 0, sql_search: ds.record_count > 0, // the SQL table catches up with the records before it answers semantic_search: ds.record_count > 0 && this.semanticReady(tenantId, ds.dataset_id) },
       created_at: ds.created_at,
       updated_at: ds.updated_at,
     };

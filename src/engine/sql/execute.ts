@@ -1,0 +1,78 @@
+import { StatementType, type DuckDBConnection } from '@duckdb/node-api';
+import type { SqlColumn } from '../../api/sql.js';
+import { Invalid } from '../errors.js';
+import { toJson, typeName } from './convert.js';
+import { notAllowed } from './guard.js';
+import type { SqlLimits } from './limits.js';
+import { sqlError } from './sqlErrors.js';
+
+export type SqlValue = string | number | boolean | null;
+export type Row = Record<string, unknown>;
+
+export interface Answer {
+  columns: SqlColumn[];
+  /** at most `maxRows` rows, in the statement's order */
+  rows: Row[];
+  /** true when the statement had more rows than `maxRows` */
+  capped: boolean;
+}
+
+/**
+ * Runs one checked statement in a read-only transaction on the caller's own connection and reads
+ * its rows (up to `maxRows`, plus one to know whether there were more). A timer interrupts it at
+ * the statement timeout; DuckDB's memory limit stops it when it needs more than the limit.
+ */
+export async function execute(conn: DuckDBConnection, sql: string, params: SqlValue[], maxRows: number, limits: SqlLimits): Promise<Answer> {
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    conn.interrupt();
+  }, limits.timeoutMs);
+  try {
+    // a write that slipped past the guard would still fail here: the transaction is read-only
+    await conn.run('BEGIN TRANSACTION READ ONLY');
+    const prepared = await conn.prepare(sql);
+    if (prepared.statementType !== StatementType.SELECT) throw notAllowed('one read-only statement is allowed: SELECT, WITH … SELECT, VALUES, DESCRIBE or SHOW');
+    if (prepared.parameterCount !== params.length) {
+      const msg = `the statement takes ${prepared.parameterCount} parameter(s); ${params.length} given`;
+      throw new Invalid(msg, [{ loc: ['body', 'params'], msg, type: 'value_error', input: params }]);
+    }
+    if (params.length > 0) prepared.bind(params);
+    const result = await prepared.stream();
+    const types = result.columnTypes();
+    const names = result.deduplicatedColumnNames();
+    const columns = names.map((name, i) => ({ name, type: typeName(types[i]) }));
+    // a chunk's vectors do not carry the JSON alias: JSON columns are known from the result's types
+    const json = columns.map((c) => c.type === 'JSON');
+    const rows: Row[] = [];
+    while (rows.length <= maxRows) {
+      const chunk = await result.fetchChunk();
+      if (!chunk || chunk.rowCount === 0) break;
+      for (const values of chunk.convertRows(toJson)) {
+        const row: Row = {};
+        for (let i = 0; i < names.length; i++) {
+          // a column may be called __proto__: it stays a member, not the row's prototype
+          if (names[i] === '__proto__') Object.defineProperty(row, names[i], { value: values[i], enumerable: true, writable: true, configurable: true });
+          else row[names[i]] = json[i] ? parseJson(values[i]) : values[i];
+        }
+        rows.push(row);
+      }
+    }
+    const capped = rows.length > maxRows;
+    if (capped) rows.length = maxRows;
+    return { columns, rows, capped };
+  } catch (err) {
+    throw sqlError(err, limits, timedOut);
+  } finally {
+    clearTimeout(timer); // the caller closes the connection, which ends the transaction
+  }
+}
+
+function parseJson(v: unknown): unknown {
+  if (typeof v !== 'string') return v;
+  try {
+    return JSON.parse(v);
+  } catch {
+    return v;
+  }
+}

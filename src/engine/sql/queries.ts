@@ -1,0 +1,111 @@
+import { SQL_DEFAULT_LIMIT, type SqlColumn, type SqlEnvelope, type SqlRecord, type SqlRequest } from '../../api/sql.js';
+import type { Caller } from '../auth/caller.js';
+import { newId } from '../ids.js';
+import type { StoredRecord } from '../records.js';
+import type { Store } from '../store/db.js';
+import { execute, type Row } from './execute.js';
+import { checkStatement } from './guard.js';
+import { encodeCursor, fingerprint, SqlPages } from './pages.js';
+import type { SqlIndexes } from './sqlIndexes.js';
+
+/**
+ * `POST /v1/sql`: one checked, read-only statement over the caller's tenant database, answered in
+ * the search envelope. An answer longer than a page is kept for its cursor (up to the row cap).
+ */
+export class SqlQueries {
+  private readonly pages: SqlPages;
+
+  constructor(
+    private readonly store: Store,
+    private readonly indexes: SqlIndexes,
+  ) {
+    this.pages = new SqlPages(store);
+  }
+
+  async run(caller: Caller, req: SqlRequest): Promise<SqlEnvelope> {
+    const started = performance.now();
+    const t = caller.tenant_id;
+    const params = req.params ?? [];
+    const print = fingerprint(req.sql, params);
+    if (req.cursor) {
+      const { handle, offset } = this.pages.open(t, req.cursor, print);
+      const limit = req.limit ?? handle.limit;
+      const rows = this.pages.rows(t, handle, offset, offset + limit);
+      const next = offset + limit < handle.total ? encodeCursor(handle.search_id, offset + limit) : null;
+      return this.envelope(t, handle.search_id, handle.columns, handle.datasets, rows, offset, { total: handle.total, capped: handle.capped, next }, started);
+    }
+
+    const limit = req.limit ?? SQL_DEFAULT_LIMIT;
+    const db = await this.indexes.tenant(t);
+    const conn = await db.connect();
+    try {
+      const { datasets } = await checkStatement(conn, req.sql, db.catalog);
+      const answer = await execute(conn, req.sql, params, this.indexes.limits.maxResultRows, this.indexes.limits);
+      const searchId = newId('srch');
+      const total = answer.rows.length;
+      if (total <= limit) return this.envelope(t, searchId, answer.columns, datasets, answer.rows, 0, { total, capped: answer.capped, next: null }, started);
+      const handle = await this.pages.save(t, { search_id: searchId, fingerprint: print, columns: answer.columns, datasets, total, capped: answer.capped, limit }, answer.rows);
+      return this.envelope(t, searchId, handle.columns, datasets, answer.rows.slice(0, limit), 0, { total, capped: answer.capped, next: encodeCursor(searchId, limit) }, started);
+    } finally {
+      conn.closeSync();
+    }
+  }
+
+  private envelope(
+    t: string,
+    searchId: string,
+    columns: SqlColumn[],
+    datasets: string[],
+    rows: Row[],
+    offset: number,
+    page: { total: number; capped: boolean; next: string | null },
+    started: number,
+  ): SqlEnvelope {
+    return {
+      search_id: searchId,
+      took_ms: Math.round((performance.now() - started) * 100) / 100,
+      mode: 'sql',
+      total: { relation: page.capped ? 'gte' : 'eq', value: page.total },
+      columns,
+      records: rows.map((row, i) => this.toRecord(t, datasets, row, offset + i + 1)),
+      aggregations: {},
+      next_cursor: page.next,
+    };
+  }
+
+  /** A row as a result record: the record its `_id` names, when the statement's datasets hold one, else the row alone. */
+  private toRecord(t: string, datasets: string[], row: Row, n: number): SqlRecord {
+    const found = typeof row._id === 'string' ? this.record(t, datasets, row._id) : null;
+    if (!found) return { id: String(n), title: null, body: '', metadata: row, score: 0, score_kind: 'none', snippets: [], created_at: null, time: null, provenance: null };
+    const { d, rec } = found;
+    return {
+      id: rec.id,
+      title: rec.title,
+      body: rec.body,
+      metadata: row,
+      score: 0,
+      score_kind: 'none',
+      snippets: [],
+      created_at: rec.created_at,
+      time: rec.time,
+      provenance: {
+        dataset_id: d,
+        tenant_id: t,
+        source_bucket: rec.bucket,
+        source_key: rec.key,
+        source_etag: rec.etag,
+        line: rec.line,
+        transform_version: rec.transform_version,
+      },
+    };
+  }
+
+  private record(t: string, datasets: string[], id: string): { d: string; rec: StoredRecord } | null {
+    for (const d of datasets) {
+      const seq = this.store.ids.get([t, d, id]);
+      const rec = seq === undefined ? undefined : this.store.records.get([t, d, seq]);
+      if (rec) return { d, rec };
+    }
+    return null;
+  }
+}

@@ -1,0 +1,56 @@
+import type { SchemaRebuildJob, SqlEnvelope, SqlRequest } from '../../api/sql.js';
+import type { Caller } from '../auth/caller.js';
+import type { Datasets } from '../datasets/datasets.js';
+import { onRecordsDeleted } from '../deletion/records.js';
+import type { Ingest } from '../ingest/ingest.js';
+import type { JobQueue } from '../jobs/queue.js';
+import type { Store } from '../store/db.js';
+import { sqlLimits, type SqlLimits } from './limits.js';
+import { SqlQueries } from './queries.js';
+import { SchemaRebuilds } from './rebuild.js';
+import { fieldKey } from './schema.js';
+import { SqlIndexes } from './sqlIndexes.js';
+
+const SYSTEM_FIELDS = new Set([fieldKey('title', 'str'), fieldKey('body', 'str'), fieldKey('time', 'datetime')]);
+
+/** SQL search as the engine sees it: the index that follows ingest and deletion, queries, and schema rebuilds. */
+export class Sql {
+  readonly indexes: SqlIndexes;
+  private readonly queries: SqlQueries;
+  private readonly rebuilds: SchemaRebuilds;
+
+  constructor(store: Store, dataDir: string, datasets: Datasets, jobs: JobQueue, ingest: Ingest, tenantExists: (tenantId: string) => boolean, limits: SqlLimits = sqlLimits()) {
+    this.indexes = new SqlIndexes(store, dataDir, datasets, limits);
+    this.indexes.removeOrphans(tenantExists);
+    this.queries = new SqlQueries(store, this.indexes);
+    this.rebuilds = new SchemaRebuilds(store, jobs, datasets, this.indexes);
+    ingest.follow((run, save) => this.indexes.follow(run, save));
+    onRecordsDeleted(store, (t, d, seqs) => this.indexes.removed(t, d, seqs));
+  }
+
+  query(caller: Caller, req: SqlRequest): Promise<SqlEnvelope> {
+    return this.queries.run(caller, req);
+  }
+
+  rebuildSchema(caller: Caller, datasetId: string): Promise<SchemaRebuildJob> {
+    return this.rebuilds.start(caller, datasetId);
+  }
+
+  schemaRebuild(caller: Caller, datasetId: string, jobId: string): SchemaRebuildJob {
+    return this.rebuilds.get(caller, datasetId, jobId);
+  }
+
+  /** Whether the SQL table holds a field's values: a column of its own, or a system column (`_title`, `_body`, `_time`). */
+  fastFields(tenantId: string, datasetId: string): (path: string, type: string) => boolean {
+    const columns = this.indexes.columnsOf(tenantId, datasetId);
+    return (path, type) => columns !== null && (columns.has(fieldKey(path, type)) || SYSTEM_FIELDS.has(fieldKey(path, type)));
+  }
+
+  dropTenant(tenantId: string): Promise<void> {
+    return this.indexes.dropTenant(tenantId);
+  }
+
+  close(): Promise<void> {
+    return this.indexes.close();
+  }
+}
