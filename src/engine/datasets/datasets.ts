@@ -81,7 +81,8 @@ export class Datasets {
       retention_days: ds.retention_days,
       record_count: ds.record_count,
       sources: this.sources.ofDataset(tenantId, ds.dataset_id).map((s) => s.source_id),
-      readiness: { text_search: ds.record_count > 0, sql_search: ds.record_count > 0, // the SQL table catches up with the records before it answers semantic_search: ds.record_count > 0 && this.semanticReady(tenantId, ds.dataset_id) },
+      // the SQL table catches up with the records before it answers, so it is ready when they are
+      readiness: { text_search: ds.record_count > 0, sql_search: ds.record_count > 0, semantic_search: ds.record_count > 0 && this.semanticReady(tenantId, ds.dataset_id) },
       created_at: ds.created_at,
       updated_at: ds.updated_at,
     };
