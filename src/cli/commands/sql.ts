@@ -30,7 +30,7 @@ column per type, e.g. status__i64 and status__str) and _id, _seq, _source_key, _
 Examples:
   svc sql "SHOW TABLES"
   svc sql "SELECT Level, count(*) AS n FROM hdfs GROUP BY Level ORDER BY n DESC"
-  svc sql "SELECT _id, _line, Content FROM hdfs WHERE Pid = \\$1 LIMIT 5" --param 148 --output ndjson`,
+  svc sql "SELECT _id, _line, _body FROM hdfs WHERE Pid = \\$1 LIMIT 5" --param 148 --output ndjson`,
     )
     .action((statement: string, o: { param?: string[]; limit?: number; cursor?: string }, cmd: Command) =>
       withService(cmd, async ({ service, emit }) => {
