@@ -288,7 +288,7 @@ describe('datasets', () => {
     });
     expect(Date.parse(ds.created_at)).toBeGreaterThanOrEqual(before - 1000);
     // defaults: name is the id, description and retention null
-    const plain = await createDataset('crud-b');
+    const plain = await createDataset('crud-b', { semantic: false });
     expect(plain).toMatchObject({ dataset_id: 'crud-b', name: 'crud-b', description: null, retention_days: null, record_count: 0 });
   });
 
@@ -368,7 +368,7 @@ describe('ingest stream and runs', () => {
   let run: Json;
 
   beforeAll(async () => {
-    await createDataset('ingest-ok');
+    await createDataset('ingest-ok', { semantic: false }); // text only: no embedding to wait for
     accepted = await streamIngest('ingest-ok', payload, 'ndjson', 'application/octet-stream');
     run = await waitRun(accepted.ingest_run_id);
   });
@@ -821,8 +821,9 @@ describe('search', () => {
       expect(body.detail).toContain('no-such-ds');
     });
 
-    it('semantic: true → 409 while no dataset has vectors', async () => {
-      const body = expectStatus(await post('/v1/search', { text: 'failed password', datasets: ['ssh'], semantic: true }), 409);
+    it('semantic: true → 409 on a dataset without vectors', async () => {
+      await createDataset('no-vectors', { semantic: false });
+      const body = expectStatus(await post('/v1/search', { text: 'failed password', datasets: ['no-vectors'], semantic: true }), 409);
       expect(body.detail).toBeTruthy();
     });
 

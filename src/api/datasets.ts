@@ -7,6 +7,9 @@ export const DatasetCreate = Type.Object(
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
     description: Type.Optional(Type.String({ maxLength: 4096 })),
     retention_days: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+    /** Additions: the fields the default source embeds (default title and body), or no vectors at all. */
+    semantic_fields: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
+    semantic: Type.Optional(Type.Boolean({ default: true })),
   },
   { additionalProperties: false },
 );

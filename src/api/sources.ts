@@ -17,6 +17,13 @@ export const SemanticConfig = Type.Object({
     Type.Object({ fields: Type.Array(Type.Object({ field: Type.String() })), index_standalone: Type.Boolean({ default: false }) }),
   ),
   vocabulary: Type.Optional(Fields(Type.Object({ field: Type.String() }))),
+  /** Addition: which embedder makes this source's vectors; members left out come from the server (SVC_EMBEDDER*). */
+  embedder: Type.Optional(
+    Type.Object(
+      { provider: Literals(['builtin', 'openai', 'onnx'] as const), model: Type.Optional(Type.String({ minLength: 1 })), url: Type.Optional(Type.String({ minLength: 1 })) },
+      { additionalProperties: false },
+    ),
+  ),
 });
 export type SemanticConfig = Static<typeof SemanticConfig>;
 

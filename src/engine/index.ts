@@ -21,8 +21,10 @@ import { Retention, RETENTION_EVERY_MS } from './retention/retention.js';
 import { SearchHandles } from './search/handles.js';
 import { Search } from './search/search.js';
 import { Sources } from './sources/sources.js';
+import { Sql } from './sql/sql.js';
 import { openStore, type Store } from './store/db.js';
 import { TextIndexes } from './text/textIndexes.js';
+import { Semantic, type SemanticOptions } from './vector/semantic.js';
 import { Uploads } from './uploads/uploads.js';
 
 export const DEFAULT_SESSION_TTL = 24 * 3600;
@@ -34,6 +36,8 @@ export interface OpenOptions {
   lockWaitMs?: number;
   /** a long-running process (the server): it also takes periodic upkeep jobs such as retention */
   background?: boolean;
+  /** embedders and retry timing of the vector side */
+  semantic?: SemanticOptions;
 }
 
 /** The whole product as a library: open a data dir, act on it as a Caller, close it. */
@@ -54,10 +58,12 @@ export class Engine {
   private readonly tokenCache: TokenCache;
   readonly search: Search;
   readonly fields: Fields;
+  readonly semantic: Semantic;
+  readonly sql: Sql;
   private readonly text: TextIndexes;
   private readonly snapshotTimers = new Map<string, NodeJS.Timeout>();
 
-  private constructor(readonly dataDir: string, private readonly store: Store, secret: Buffer, private readonly unlock: () => void) {
+  private constructor(readonly dataDir: string, private readonly store: Store, secret: Buffer, private readonly unlock: () => void, opts: OpenOptions = {}) {
     const blobs = new BlobStore(dataDir);
     this.directory = new Directory(store);
     this.sessions = new Sessions(secret);
@@ -68,21 +74,23 @@ export class Engine {
     this.sources = new Sources(store, this.ingestTokens);
     this.text = new TextIndexes(store, dataDir, (t, d) => this.sources.searchConfig(t, d));
     this.jobs = new JobQueue(store);
-    this.tenants = new PlatformTenants(store, dataDir, this.directory, this.keys, this.jobs, this.text);
+    this.tenants = new PlatformTenants(store, dataDir, this.directory, this.keys, this.jobs, this.text, (t) => this.sql.dropTenant(t));
     this.datasets = new Datasets(store, this.sources);
     const runs = new Runs(store);
     this.ingest = new Ingest(store, this.datasets, this.sources, runs, blobs, this.text, this.jobs, (t, d) => this.scheduleSnapshot(t, d));
+    this.sql = new Sql(store, dataDir, this.datasets, this.jobs, this.ingest, (t) => Boolean(this.directory.tenant(t)));
     this.uploads = new Uploads(store, blobs, secret, this.ingest, this.jobs);
     this.retention = new Retention(store, this.jobs, this.directory, this.datasets, this.sources, this.text);
-    this.deletion = new DataDeletion(store, this.jobs, this.datasets, this.sources, runs, blobs, this.text);
-    this.search = new Search(store, this.datasets, this.text, new SearchHandles(store));
-    this.fields = new Fields(store, this.datasets, this.sources);
+    this.deletion = new DataDeletion(store, this.jobs, this.datasets, this.sources, runs, blobs, this.text, this.sql.indexes);
+    this.semantic = new Semantic(store, dataDir, this.datasets, this.sources, this.jobs, this.ingest, opts.semantic);
+    this.search = new Search(store, this.datasets, this.text, new SearchHandles(store), this.semantic.search);
+    this.fields = new Fields(store, this.datasets, this.sources, (t, d) => this.sql.fastFields(t, d));
   }
 
   static async open(dataDir: string, opts: OpenOptions = {}): Promise<Engine> {
     const unlock = await lockDataDir(dataDir, opts.lockWaitMs ?? 30_000);
     try {
-      const engine = new Engine(dataDir, openStore(dataDir), loadSecret(dataDir), unlock);
+      const engine = new Engine(dataDir, openStore(dataDir), loadSecret(dataDir), unlock, opts);
       await engine.jobs.start({ background: opts.background });
       if (opts.background) await engine.retention.schedule(Date.now() + RETENTION_EVERY_MS);
       return engine;
@@ -159,6 +167,8 @@ export class Engine {
     await this.jobs.stop();
     for (const timer of this.snapshotTimers.values()) clearTimeout(timer);
     this.text.snapshotAll();
+    this.semantic.close();
+    await this.sql.close();
     await this.store.close();
     this.unlock();
   }

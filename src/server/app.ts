@@ -17,7 +17,9 @@ import { jobRoutes } from './routes/jobs.js';
 import { keyRoutes } from './routes/keys.js';
 import { platformRoutes } from './routes/platform.js';
 import { searchRoutes } from './routes/search.js';
+import { semanticRoutes } from './routes/semantic.js';
 import { sourceRoutes } from './routes/sources.js';
+import { sqlRoutes } from './routes/sql.js';
 import { uploadRoutes } from './routes/uploads.js';
 
 export const JSON_BODY_LIMIT = 10 * 2 ** 20;
@@ -76,7 +78,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   });
   app.addHook('onRequest', authenticate(engine));
   if (opts.log) requestLogger(app, opts.log);
-  for (const routes of [healthRoutes, identityRoutes, keyRoutes, platformRoutes, datasetRoutes, fieldRoutes, searchRoutes, sourceRoutes, ingestRoutes, uploadRoutes, jobRoutes]) routes(app, engine);
+  for (const routes of [healthRoutes, identityRoutes, keyRoutes, platformRoutes, datasetRoutes, fieldRoutes, searchRoutes, semanticRoutes, sqlRoutes, sourceRoutes, ingestRoutes, uploadRoutes, jobRoutes]) routes(app, engine);
   await app.ready();
   return app;
 }

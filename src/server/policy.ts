@@ -50,6 +50,11 @@ export const POLICY: Record<string, RoutePolicy> = {
   'GET /v1/admin/data-deletion-jobs/:job_id': member,
 
   'POST /v1/search': member,
+  'POST /v1/sql': member,
+  'POST /v1/admin/datasets/:dataset_id/schema/rebuild': admin,
+  'GET /v1/admin/datasets/:dataset_id/schema/rebuilds/:job_id': member,
+  'POST /v1/admin/semantic/filters/backfill': admin,
+  'GET /v1/admin/semantic/filters/backfill/:job_id': member,
 
   'GET /v1/ingest/runs/:ingest_run_id': member,
   'GET /v1/ingest/runs': member,

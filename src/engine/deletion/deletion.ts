@@ -8,6 +8,7 @@ import { now } from '../ids.js';
 import { Permanent, type JobQueue, type JobState } from '../jobs/queue.js';
 import type { Sources } from '../sources/sources.js';
 import { removePrefix, scanPrefix, type Store } from '../store/db.js';
+import type { SqlIndexes } from '../sql/sqlIndexes.js';
 import type { TextIndexes } from '../text/textIndexes.js';
 import { deleteRecords } from './records.js';
 
@@ -27,6 +28,7 @@ export class DataDeletion {
     private readonly runs: Runs,
     private readonly blobs: BlobStore,
     private readonly text: TextIndexes,
+    private readonly sql?: SqlIndexes,
   ) {
     jobs.register('data_deletion', { handler: (job) => this.run(job), maxAttempts: 5, serialKey: (job) => `${job.tenant_id}/${(job.payload.target as Target).dataset_id}` });
   }
@@ -95,6 +97,7 @@ export class DataDeletion {
     for (const item of items) this.blobs.remove(t, String(item.target.bucket), String(item.target.key));
     await this.removeMetadata(t, target);
     if (target.scope === 'dataset') this.text.drop(t, target.dataset_id);
+    if (target.scope === 'dataset') await this.sql?.drop(t, target.dataset_id);
     await this.jobs.update(job);
     if (items.some((i) => i.status === 'failed')) throw new Permanent('some items failed');
     return { deleted_documents: items.reduce((n, i) => n + Number(i.result.deleted_documents ?? 0), 0) };
@@ -107,7 +110,7 @@ export class DataDeletion {
       }
       if (target.scope === 'source') return this.sources.remove(t, target.source_id!);
       for (const s of this.sources.ofDataset(t, target.dataset_id)) this.sources.remove(t, s.source_id);
-      for (const table of ['field', 'tomb']) removePrefix(this.store.meta, [t, table, target.dataset_id]);
+      for (const table of ['field', 'tomb', 'sqltomb']) removePrefix(this.store.meta, [t, table, target.dataset_id]);
       this.store.meta.remove([t, 'dataset', target.dataset_id]);
     });
   }

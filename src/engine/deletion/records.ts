@@ -5,6 +5,17 @@ import type { TextIndex } from '../text/textIndex.js';
 
 const BATCH = 2000;
 
+/** Called once deleted records are gone from the store, so that indexes besides the text index drop them too. */
+export const recordsDeleted: ((store: Store, tenantId: string, datasetId: string, seqs: number[]) => void)[] = [];
+
+type DeletedListener = (tenantId: string, datasetId: string, seqs: number[]) => Promise<void>;
+const listeners = new WeakMap<Store, DeletedListener[]>();
+
+/** Lets an index derived from the records (the SQL index) drop deleted records as each batch goes. */
+export function onRecordsDeleted(store: Store, listener: DeletedListener): void {
+  listeners.set(store, [...(listeners.get(store) ?? []), listener]);
+}
+
 /**
  * Deletes a dataset's records that `match`, a batch per transaction. Each deletion leaves a
  * tombstone `[tenant, 'tomb', dataset, seq]` in the same transaction, so that a text index
@@ -23,10 +34,13 @@ export async function deleteRecords(store: Store, index: TextIndex | null, t: st
         store.records.remove([t, d, rec.seq]);
         if (store.ids.get([t, d, rec.id]) === rec.seq) store.ids.remove([t, d, rec.id]);
         store.meta.put([t, 'tomb', d, rec.seq], 1);
+        store.meta.put([t, 'sqltomb', d, rec.seq], 1); // the SQL index's own, removed once its table lost the row
       }
       if (ds) store.meta.put([t, 'dataset', d], { ...ds, record_count: Math.max(0, ds.record_count - gone.length) });
     });
     index?.remove(gone.map((r) => r.seq));
+    for (const hook of recordsDeleted) hook(store, t, d, gone.map((r) => r.seq));
+    for (const listener of listeners.get(store) ?? []) await listener(t, d, gone.map((r) => r.seq));
     for (const rec of gone) byKey.set(rec.key, (byKey.get(rec.key) ?? 0) + 1);
   };
   for (const { value: rec } of store.records.getRange({ start: [t, d, 0], end: [t, d, MAX_KEY] })) {

@@ -7,7 +7,13 @@ import { physicalField, type ValueType } from './discover.js';
 
 /** Fields discovered in a tenant's records, as the writer counted them per path and value type. */
 export class Fields {
-  constructor(private readonly store: Store, private readonly datasets: Datasets, private readonly sources: Sources) {}
+  constructor(
+    private readonly store: Store,
+    private readonly datasets: Datasets,
+    private readonly sources: Sources,
+    /** whether the SQL index holds a field's values of a type (a column for it) */
+    private readonly fastOf: (tenantId: string, datasetId: string) => (path: string, type: string) => boolean = () => () => false,
+  ) {}
 
   list(caller: Caller, query: FieldQuery): Field[] {
     const t = caller.tenant_id;
@@ -16,6 +22,7 @@ export class Fields {
   }
 
   private ofDataset(t: string, d: string, prefix?: string): Field[] {
+    const fast = this.fastOf(t, d);
     const textFields = new Set(this.sources.ofDataset(t, d).flatMap((s) => s.search_config.text_fields.map((f) => f.field)));
     const byPath = new Map<string, { type: ValueType; count: number; sample: unknown }[]>();
     for (const { key, value } of scanPrefix<{ count: number; sample: unknown }>(this.store.meta, [t, 'field', d])) {
@@ -27,7 +34,7 @@ export class Fields {
     }
     return [...byPath].map(([path, variants]) => {
       variants.sort((a, b) => b.count - a.count);
-      const flags = { indexed: textFields.has(path), stored: true, fast: false };
+      const flags = { indexed: textFields.has(path), stored: true, fast: variants.some((v) => fast(path, v.type)) };
       return {
         dataset_id: d,
         tenant_id: t,
@@ -46,6 +53,7 @@ export class Fields {
                 value_type: v.type,
                 sample_value: typeof v.sample === 'string' ? v.sample.slice(0, 200) : JSON.stringify(v.sample ?? null).slice(0, 200),
                 ...flags,
+                fast: fast(path, v.type),
                 seen_count: v.count,
               })),
       };

@@ -172,7 +172,9 @@ export class Ingest {
     this.runs.put(run);
     for (const follow of this.followers) await follow(run, () => this.runs.put(run));
     Object.assign(run, { status: 'ready', completed_at: now() });
-    run.lifecycle = { state: 'ready', repairable: false, reasons: docs.malformed > 0 ? [`${docs.malformed} malformed lines skipped`] : [] };
+    // a follower may leave work behind the run (vectors): the run is ready, its state says what is still pending
+    const state = run.lifecycle.state === 'text_indexed' ? 'ready' : run.lifecycle.state;
+    run.lifecycle = { state, repairable: false, reasons: docs.malformed > 0 ? [`${docs.malformed} malformed lines skipped`] : [] };
     this.runs.put(run);
     this.onIndexed(t, run.dataset_id);
   }

@@ -55,6 +55,11 @@ export class JobQueue {
     this.events.setMaxListeners(0);
   }
 
+  /** True once `stop` was called: a long handler ends its slice and leaves the rest to a later job. */
+  get stopping(): boolean {
+    return this.stopped;
+  }
+
   register(type: string, kind: JobKind): void {
     this.kinds.set(type, kind);
   }

@@ -22,6 +22,8 @@ export class PlatformTenants {
     private readonly keys: Keys,
     private readonly jobs: JobQueue,
     private readonly text: TextIndexes,
+    /** drops what other indexes keep of a deleted tenant (its SQL database) */
+    private readonly onDeleted: (tenantId: string) => Promise<void> = async () => {},
   ) {}
 
   async create(caller: Caller, req: TenantCreate): Promise<Tenant> {
@@ -47,6 +49,7 @@ export class PlatformTenants {
       return records;
     });
     this.text.dropTenant(tenantId);
+    await this.onDeleted(tenantId);
     for (const dir of ['blobs', 'indexes']) rmSync(join(this.dataDir, dir, tenantId), { recursive: true, force: true });
     const at = now();
     const job: DataDeletionJob = {

@@ -12,8 +12,15 @@ import { fieldValue } from './fieldValue.js';
 import { compileFilters } from './filters.js';
 import { decodeCursor, encodeCursor, type RankedHit, type SearchHandle, SearchHandles } from './handles.js';
 import { compileQuery } from './query.js';
+import { FUSION_NAME, SEMANTIC_DEPTH, type PreparedQuery, type SemanticSearch } from '../vector/semanticSearch.js';
 
 export const DEFAULT_LIMIT = 20;
+const SCORE_KIND: Record<string, string> = { semantic: 'cosine', hybrid: FUSION_NAME };
+
+/** `mode` wins; else `semantic: true` is hybrid when there is text, semantic when there is none. */
+export function searchMode(req: SearchRequest): 'text' | 'semantic' | 'hybrid' {
+  return req.mode ?? (req.semantic ? (req.text?.trim() ? 'hybrid' : 'semantic') : 'text');
+}
 export const DEFAULT_MAX_EXPANSION_TERMS = 50;
 
 interface Hit extends RankedHit { terms?: string[]; rec?: StoredRecord }
@@ -29,7 +36,20 @@ export class Search {
     private readonly datasets: Datasets,
     private readonly text: TextIndexes,
     private readonly handles: SearchHandles,
+    private readonly vectors?: SemanticSearch,
   ) {}
+
+  /**
+   * Every mode. Semantic and hybrid searches embed the query first — the one step that may wait on
+   * an embedding provider — and then rank like a text search does.
+   */
+  async run(caller: Caller, req: SearchRequest): Promise<SearchEnvelope> {
+    const mode = searchMode(req);
+    if (req.cursor || mode === 'text' || !this.vectors) return this.search(caller, req);
+    const started = performance.now();
+    const prepared = await this.vectors.prepare(caller.tenant_id, this.scope(caller.tenant_id, req), req, mode);
+    return this.first(caller.tenant_id, req, started, prepared);
+  }
 
   search(caller: Caller, req: SearchRequest): SearchEnvelope {
     const started = performance.now();
@@ -40,12 +60,17 @@ export class Search {
     return this.first(caller.tenant_id, req, started);
   }
 
-  private first(t: string, request: SearchRequest, started: number): SearchEnvelope {
-    const limit = request.limit ?? DEFAULT_LIMIT;
+  private scope(t: string, request: SearchRequest): string[] {
     const datasetIds = request.datasets?.length ? [...new Set(request.datasets)] : this.datasets.ids(t);
     for (const d of datasetIds) this.datasets.state(t, d);
-    const mode = request.mode ?? (request.semantic ? (request.text?.trim() ? 'hybrid' : 'semantic') : 'text');
-    if (mode !== 'text') throw new Conflict(`semantic search is not available: no dataset among ${datasetIds.map((d) => `'${d}'`).join(', ')} has vectors`);
+    return datasetIds;
+  }
+
+  private first(t: string, request: SearchRequest, started: number, prepared?: PreparedQuery): SearchEnvelope {
+    const limit = request.limit ?? DEFAULT_LIMIT;
+    const datasetIds = this.scope(t, request);
+    const mode = searchMode(request);
+    if (mode !== 'text' && !prepared) throw new Conflict(`a ${mode} search embeds its query first: call run()`);
 
     const filter = compileFilters(request.where, request.time, new Date());
     const query = request.q?.trim() ? compileQuery(request.q) : null;
@@ -57,8 +82,9 @@ export class Search {
     const maxExpansions = request.max_expansion_terms ?? DEFAULT_MAX_EXPANSION_TERMS;
 
     let hits: Hit[] = [];
-    datasetIds.forEach((d, ds) => {
-      const textHits = scoringText ? this.index(t, d).search(scoringText, maxExpansions) : [];
+    const expansion = prepared?.expansion;
+    if (mode !== 'semantic') datasetIds.forEach((d, ds) => {
+      const textHits = scoringText ? this.index(t, d).search(scoringText, maxExpansions, expansion) : [];
       if (text) {
         for (const h of textHits) {
           const rec = needRecord ? this.store.records.get([t, d, h.seq]) : undefined;
@@ -79,6 +105,11 @@ export class Search {
       }
     });
 
+    if (prepared) {
+      const k = Math.max(limit, SEMANTIC_DEPTH);
+      const vector = this.vectors!.vectorHits(t, datasetIds, prepared, { k, where: request.where, accept: needRecord ? accept : undefined, minScore: request.semantic_min_score });
+      hits = mode === 'semantic' ? vector : this.vectors!.fuse(hits, vector);
+    }
     hits.sort((a, b) => b.score - a.score || a.ds - b.ds || b.seq - a.seq);
     if (aggregator) for (const h of hits) aggregator.add(h.rec!);
     if (request.collapse) hits = collapseHits(hits, request.collapse.field);
@@ -86,7 +117,7 @@ export class Search {
     const more = hits.length > limit;
     const handle = this.handles.create(
       t,
-      { request, datasets: datasetIds, mode, score_kind: scoringText ? 'bm25' : 'none', aggregations: aggregator?.result() ?? {}, total: hits.length },
+      { request, datasets: datasetIds, mode, score_kind: SCORE_KIND[mode] ?? (scoringText ? 'bm25' : 'none'), aggregations: aggregator?.result() ?? {}, total: hits.length },
       more ? hits.map(({ ds, seq, score }) => ({ ds, seq, score })) : undefined,
     );
     return this.envelope(t, handle, hits.slice(0, limit), more ? encodeCursor(handle.search_id, limit) : null, started);

@@ -1,4 +1,4 @@
-import type { HostedSourcePut, IngestTokenMinted, SearchConfig, Source, SourcePut } from '../../api/sources.js';
+import type { HostedSourcePut, IngestTokenMinted, SearchConfig, SemanticConfig, Source, SourcePut } from '../../api/sources.js';
 import type { Caller } from '../auth/caller.js';
 import type { IngestTokens } from '../auth/ingestTokens.js';
 import { Conflict, NotFound } from '../errors.js';
@@ -9,7 +9,7 @@ export const HOSTED_BUCKET = 'hosted';
 
 export const DEFAULT_SEARCH_CONFIG = {
   text_fields: [
-    { field: 'title', boost: 2, natural_language: true },
+    { field: 'title', boost: 0.75, natural_language: true },
     { field: 'body', boost: 1, natural_language: true },
   ],
 };
@@ -95,11 +95,13 @@ export class Sources {
   }
 
   /** The hosted source a dataset gets at creation (source_key = dataset id); call inside a write transaction. */
-  putDefault(tenantId: string, datasetId: string, retentionDays: number | null): Source {
+  putDefault(tenantId: string, datasetId: string, retentionDays: number | null, semanticConfig: SemanticConfig = {}): Source {
     let sourceId = this.store.meta.get([tenantId, 'counter', 'source']) ?? 0;
     do sourceId++;
     while (this.store.meta.get([tenantId, 'source', sourceId]));
-    const source: SourceState = { ...blankSource(tenantId, sourceId, now()), source_key: datasetId, dataset_id: datasetId, name: datasetId, retention_days: retentionDays };
+    const source: SourceState = {
+      ...blankSource(tenantId, sourceId, now()), source_key: datasetId, dataset_id: datasetId, name: datasetId, retention_days: retentionDays, semantic_config: semanticConfig,
+    };
     this.store.meta.put([tenantId, 'counter', 'source'], sourceId);
     this.store.meta.put([tenantId, 'source', sourceId], source);
     this.store.meta.put([tenantId, 'srckey', source.source_key], sourceId);

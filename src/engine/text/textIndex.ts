@@ -10,7 +10,7 @@ import { normalizeTerm, tokenize } from './analyzer.js';
 
 const SNAPSHOT_FORMAT = 1;
 /** BM25 parameters, chosen on SciFact's train queries (bench/relevance). */
-export const BM25 = { k: 1.2, b: 0.75, d: 0.5 };
+export const BM25 = { k: 2.5, b: 1, d: 0 };
 /** How much an expansion (a fuzzy or prefix neighbour of a query term absent from the index) weighs. */
 const EXPANSION_WEIGHT = 0.5;
 
@@ -135,15 +135,16 @@ export class TextIndex {
     return { exact, expanded };
   }
 
-  /** BM25 hits over the configured fields, best first. */
-  search(text: string, maxExpansions: number): TextHit[] {
+  /** BM25 hits over the configured fields, best first; `extra` adds terms at a lower weight (semantic query expansion). */
+  search(text: string, maxExpansions: number, extra?: { terms: string[]; weight: number }): TextHit[] {
     const { exact, expanded } = this.queryTerms(text, maxExpansions);
     if (exact.length === 0) return [];
     const queries: (string | { queries: string[]; combineWith: 'OR'; boost: Record<string, number> })[] = [...exact];
-    if (expanded.length > 0) {
-      const boost = Object.fromEntries(Object.entries(this.boost).map(([f, b]) => [f, b * EXPANSION_WEIGHT]));
-      queries.push({ queries: expanded, combineWith: 'OR', boost });
-    }
+    const weighted = (terms: string[], weight: number) =>
+      queries.push({ queries: terms, combineWith: 'OR', boost: Object.fromEntries(Object.entries(this.boost).map(([f, b]) => [f, b * weight])) });
+    if (expanded.length > 0) weighted(expanded, EXPANSION_WEIGHT);
+    const more = [...new Set((extra?.terms ?? []).map(normalizeTerm))].filter((t): t is string => t !== null && !exact.includes(t) && !expanded.includes(t));
+    if (more.length > 0) weighted(more, extra!.weight);
     const options: SearchOptions = { boost: this.boost, combineWith: 'OR' };
     return this.mini.search({ queries, combineWith: 'OR' } as never, options).map((r) => ({ seq: r.id as number, score: r.score, terms: r.terms }));
   }

@@ -4,7 +4,14 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const MAGIC = 'SVCWV001';
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
+/** The package root, found upwards from here (the code runs from src/, dist/ or a benchmark's copy). */
+function findRoot(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) return from;
+  }
+}
+const ROOT = findRoot(dirname(fileURLToPath(import.meta.url)));
 const SCRIPT = join(ROOT, 'scripts', 'build-embeddings.mjs');
 /** Where `prepare` writes the binary; SVC_EMBEDDINGS_FILE points elsewhere. */
 export const EMBEDDINGS_FILE = process.env.SVC_EMBEDDINGS_FILE ?? join(ROOT, 'build', 'embeddings', 'wink-sg-100d.bin');

@@ -1,0 +1,71 @@
+import { BuiltinEmbedder, DEFAULT_POOLING } from './builtin.js';
+import { type Embedder, type EmbedderSettings } from './embedder.js';
+import { OpenAIEmbedder, type OpenAIOptions } from './openai.js';
+import { wordVectors } from './wordVectors.js';
+
+export const BUILTIN_ID = `builtin:wink-sg-100d:sif-${DEFAULT_POOLING.a}${DEFAULT_POOLING.removeComponent ? '-pc1' : ''}`;
+
+/** The server-wide default, from SVC_EMBEDDER, SVC_EMBEDDER_URL, SVC_EMBEDDER_MODEL and SVC_EMBEDDER_API_KEY. */
+export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): EmbedderSettings {
+  const provider = (env.SVC_EMBEDDER || 'builtin') as EmbedderSettings['provider'];
+  if (!['builtin', 'openai', 'onnx'].includes(provider)) throw new Error(`SVC_EMBEDDER must be builtin, openai or onnx, not '${provider}'`);
+  return { provider, url: env.SVC_EMBEDDER_URL || undefined, model: env.SVC_EMBEDDER_MODEL || undefined, api_key: env.SVC_EMBEDDER_API_KEY || undefined };
+}
+
+/** The builtin embedder, its word vectors read on first use. */
+class LazyBuiltin implements Embedder {
+  readonly id = BUILTIN_ID;
+  private inner: Promise<BuiltinEmbedder> | null = null;
+
+  async embed(texts: string[]): Promise<Float32Array[]> {
+    this.inner ??= wordVectors().then((w) => new BuiltinEmbedder(w));
+    this.inner.catch(() => (this.inner = null));
+    return (await this.inner).embed(texts);
+  }
+}
+
+/**
+ * Embedders by settings, one instance each (their concurrency limits are shared by every dataset
+ * that uses them). A source's `semantic_config.embedder` overrides the environment's default.
+ */
+export class Embedders {
+  private readonly made = new Map<string, Embedder>();
+  readonly defaults: EmbedderSettings;
+
+  constructor(defaults: EmbedderSettings = settingsFromEnv(), private readonly openaiOptions: Partial<OpenAIOptions> = {}) {
+    this.defaults = defaults;
+  }
+
+  /** The settings a source ends up with: its own provider, model and URL, the rest from the server. */
+  resolve(own?: Partial<EmbedderSettings>): EmbedderSettings {
+    const base = !own?.provider || own.provider === this.defaults.provider ? this.defaults : { provider: own.provider };
+    // keys come from the environment only: a source's config is readable by every member
+    return { ...base, ...stripUndefined(own ?? {}), api_key: this.defaults.api_key };
+  }
+
+  get(settings: EmbedderSettings): Embedder {
+    const key = JSON.stringify([settings.provider, settings.url, settings.model]);
+    let embedder = this.made.get(key);
+    if (!embedder) {
+      embedder = this.make(settings);
+      this.made.set(key, embedder);
+    }
+    return embedder;
+  }
+
+  private make(s: EmbedderSettings): Embedder {
+    switch (s.provider) {
+      case 'builtin':
+        return new LazyBuiltin();
+      case 'openai':
+        if (!s.url) throw new Error('the openai embedder needs a URL (SVC_EMBEDDER_URL or semantic_config.embedder.url)');
+        return new OpenAIEmbedder({ ...this.openaiOptions, url: s.url, model: s.model ?? 'text-embedding-3-small', apiKey: s.api_key });
+      case 'onnx':
+        throw new Error('the onnx embedder is not part of this build: use builtin or openai');
+    }
+  }
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,47 @@
+import type { Datasets } from '../datasets/datasets.js';
+import { recordsDeleted } from '../deletion/records.js';
+import type { Ingest } from '../ingest/ingest.js';
+import type { JobQueue } from '../jobs/queue.js';
+import type { Sources } from '../sources/sources.js';
+import type { Store } from '../store/db.js';
+import { FilterBackfill } from './backfill.js';
+import { EmbedWorker } from './embedJob.js';
+import { Embedders } from './embedders/embedders.js';
+import { SemanticSearch } from './semanticSearch.js';
+import { VectorIndexes } from './vectorIndexes.js';
+
+export interface SemanticOptions {
+  /** embedders by settings; default: the environment's (SVC_EMBEDDER…) */
+  embedders?: Embedders;
+  /** first delay before embedding is tried again after the provider failed; it doubles up to a minute */
+  retryBaseMs?: number;
+}
+
+/** Vectors of a data dir: embedding after ingest, the indexes, filter backfill, and the vector side of search. */
+export class Semantic {
+  readonly indexes: VectorIndexes;
+  readonly worker: EmbedWorker;
+  readonly backfill: FilterBackfill;
+  readonly search: SemanticSearch;
+  private readonly onDeleted: (typeof recordsDeleted)[number];
+
+  constructor(store: Store, dataDir: string, datasets: Datasets, sources: Sources, jobs: JobQueue, ingest: Ingest, opts: SemanticOptions = {}) {
+    const embedders = opts.embedders ?? new Embedders();
+    this.indexes = new VectorIndexes(store, dataDir, datasets, sources, embedders);
+    this.worker = new EmbedWorker(store, datasets, jobs, this.indexes, opts.retryBaseMs ?? Number(process.env.SVC_EMBED_RETRY_MS ?? 2000));
+    this.backfill = new FilterBackfill(store, jobs, datasets, sources, this.indexes);
+    this.search = new SemanticSearch(store, this.indexes);
+    ingest.follow((run, save) => this.worker.follow(run, save));
+    this.indexes.onBehind = (t, d) => void this.worker.repair(t, d).catch(() => {});
+    this.onDeleted = (from, t, d, seqs) => {
+      if (from === store) this.indexes.peek(t, d)?.remove(seqs);
+    };
+    recordsDeleted.push(this.onDeleted);
+    datasets.semanticReady = (t, d) => this.indexes.ready(t, d);
+  }
+
+  close(): void {
+    this.indexes.snapshotAll();
+    recordsDeleted.splice(recordsDeleted.indexOf(this.onDeleted), 1);
+  }
+}

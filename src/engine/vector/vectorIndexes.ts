@@ -1,0 +1,107 @@
+import { join } from 'node:path';
+import type { Datasets } from '../datasets/datasets.js';
+import type { Sources } from '../sources/sources.js';
+import { scanPrefix, type Store } from '../store/db.js';
+import { datasetSemantic, spaceHash, type DatasetSemantic } from './config.js';
+import type { Embedder } from './embedders/embedder.js';
+import type { Embedders } from './embedders/embedders.js';
+import { VectorIndex } from './vectorIndex.js';
+
+/** A dataset's vector space: how its vectors are made and which index holds them. */
+export interface Space {
+  semantic: DatasetSemantic;
+  embedder: Embedder;
+  hash: string;
+}
+
+interface Generation { generation: number; config: string; incarnation: string }
+
+/**
+ * The open vector indexes of a data dir, one per dataset, each of the generation its current
+ * configuration names (`[tenant, 'vgen', dataset]`). A change of embedder starts a new, empty
+ * generation that the embedding job fills from the records; the old generation's files go.
+ */
+export class VectorIndexes {
+  private readonly open = new Map<string, { incarnation: string; index: VectorIndex }>();
+  /** Called when an index opens behind its dataset with no run waiting on it (a new generation, a lost snapshot). */
+  onBehind: (tenantId: string, datasetId: string) => void = () => {};
+
+  constructor(
+    private readonly store: Store,
+    private readonly dataDir: string,
+    private readonly datasets: Datasets,
+    private readonly sources: Sources,
+    private readonly embedders: Embedders,
+  ) {}
+
+  /** Null when no source of the dataset embeds anything. */
+  space(tenantId: string, datasetId: string): Space | null {
+    const semantic = datasetSemantic(this.sources.ofDataset(tenantId, datasetId));
+    if (!semantic) return null;
+    const embedder = this.embedders.get(this.embedders.resolve(semantic.embedder));
+    return { semantic, embedder, hash: spaceHash(embedder.id) };
+  }
+
+  /** The index of the dataset's current space, opened on first use; records deleted meanwhile leave it. */
+  get(tenantId: string, datasetId: string, space: Space): VectorIndex {
+    const key = `${tenantId}/${datasetId}`;
+    // a dataset deleted and created again under the same id must not meet its old index
+    const incarnation = this.datasets.state(tenantId, datasetId).created_at;
+    const held = this.open.get(key);
+    if (held && held.incarnation === incarnation && held.index.config === space.hash) return held.index;
+    if (held?.incarnation === incarnation) held.index.snapshot();
+
+    let pointer: Generation | undefined = this.store.meta.get([tenantId, 'vgen', datasetId]);
+    if (pointer && pointer.incarnation !== incarnation) pointer = undefined; // left by a deleted dataset of that name
+    let generation = pointer?.generation ?? 1;
+    if (pointer && pointer.config !== space.hash) {
+      new VectorIndex(this.base(tenantId, datasetId, generation), pointer.config).destroy();
+      generation++;
+    }
+    if (!pointer || pointer.config !== space.hash) {
+      if (!pointer) new VectorIndex(this.base(tenantId, datasetId, generation), '').destroy();
+      this.store.meta.putSync([tenantId, 'vgen', datasetId], { generation, config: space.hash, incarnation } satisfies Generation);
+    }
+    const index = new VectorIndex(this.base(tenantId, datasetId, generation), space.hash).open();
+    const gone = [...index.seqs()].filter((seq) => !this.store.records.doesExist([tenantId, datasetId, seq]));
+    if (gone.length > 0) index.remove(gone);
+    this.open.set(key, { incarnation, index });
+    if (index.seq < this.datasets.state(tenantId, datasetId).seq && !this.pending(tenantId, datasetId)) this.onBehind(tenantId, datasetId);
+    return index;
+  }
+
+  /** The index already open for a dataset, if any (deletions only need to reach an open one). */
+  peek(tenantId: string, datasetId: string): VectorIndex | undefined {
+    return this.open.get(`${tenantId}/${datasetId}`)?.index;
+  }
+
+  forget(tenantId: string, datasetId?: string): void {
+    for (const key of [...this.open.keys()]) if (datasetId ? key === `${tenantId}/${datasetId}` : key.startsWith(`${tenantId}/`)) this.open.delete(key);
+  }
+
+  /** True when the dataset has vectors and no run waits for its records to be embedded. */
+  ready(tenantId: string, datasetId: string): boolean {
+    const space = this.space(tenantId, datasetId);
+    if (!space) return false;
+    const pointer: Generation | undefined = this.store.meta.get([tenantId, 'vgen', datasetId]);
+    return pointer?.config === space.hash && !this.pending(tenantId, datasetId);
+  }
+
+  /** Whether some run still waits for the dataset's records to be embedded. */
+  private pending(tenantId: string, datasetId: string): boolean {
+    for (const _ of scanPrefix(this.store.meta, [tenantId, 'vpend', datasetId], { limit: 1 })) return true;
+    return false;
+  }
+
+  /** Snapshots of the indexes whose dataset is still there (a deleted one's directory is gone). */
+  snapshotAll(): void {
+    for (const [key, { incarnation, index }] of this.open) {
+      const [t, d] = key.split('/');
+      if (this.store.meta.get([t, 'dataset', d])?.created_at === incarnation) index.snapshot();
+    }
+  }
+
+  private base(tenantId: string, datasetId: string, generation: number): string {
+    return join(this.dataDir, 'indexes', tenantId, datasetId, `vector-${generation}`);
+  }
+}
