@@ -22,7 +22,8 @@ interface MiniInternals {
   _documentCount: number;
 }
 
-interface Posting { field: string; df: number; avg: number; docs: Int32Array; tf: Float64Array; len: Float64Array }
+/** `norm` is the field length over the average field length, fixed for an index. */
+interface Posting { field: string; df: number; docs: Int32Array; tf: Float64Array; norm: Float64Array }
 interface Clause { weight: number; expansion: boolean; postings: Posting[] }
 export type Prepared = Clause[][]; // grouped by the term string MiniSearch counts once in its coordination factor
 
@@ -65,10 +66,11 @@ export class FastScorer {
         const freqs = data.get(fieldId);
         if (!freqs) continue;
         const docs = Int32Array.from(freqs.keys());
+        const avg = this.m._avgFieldLength[fieldId];
         postings.push({
-          field, df: freqs.size, avg: this.m._avgFieldLength[fieldId], docs,
+          field, df: freqs.size, docs,
           tf: Float64Array.from(freqs.values()),
-          len: Float64Array.from(docs, (doc) => this.m._fieldLength.get(doc)![fieldId]),
+          norm: Float64Array.from(docs, (doc) => this.m._fieldLength.get(doc)![fieldId] / avg),
         });
       }
       if (!groups.has(term)) groups.set(term, []);
@@ -84,6 +86,9 @@ export class FastScorer {
     const { scores, quality, stamp } = this;
     const n = this.m._documentCount;
     const touched: number[] = [];
+    const k1 = p.k + 1;
+    const kConst = p.k * (1 - p.b);
+    const kNorm = p.k * p.b;
     for (const group of query) {
       const groupStamp = ++this.stampNow;
       for (const clause of group) {
@@ -91,7 +96,7 @@ export class FastScorer {
         for (const post of clause.postings) {
           const boost = (p.boost[post.field] || 1) * clause.weight;
           const idf = Math.log(1 + (n - post.df + 0.5) / (post.df + 0.5));
-          const { docs, tf, len } = post;
+          const { docs, tf, norm } = post;
           for (let i = 0; i < docs.length; i++) {
             const doc = docs[i];
             if (stamp[doc] !== groupStamp) {
@@ -100,33 +105,31 @@ export class FastScorer {
               quality[doc]++;
             }
             const f = tf[i];
-            scores[doc] += boost * idf * (p.d + (f * (p.k + 1)) / (f + p.k * (1 - p.b + (p.b * len[i]) / post.avg)));
+            scores[doc] += boost * idf * (p.d + (f * k1) / (f + kConst + kNorm * norm[i]));
           }
         }
       }
     }
-    const hits = touched.map((doc) => ({ seq: doc + 1, score: v.coordination ? scores[doc] * quality[doc] : scores[doc] }));
+    // Partial selection into small typed arrays: sorting thousands of hits per query per setting is the slow part.
+    const topSeq = new Int32Array(limit);
+    const topScore = new Float64Array(limit);
+    let count = 0;
     for (const doc of touched) {
+      const score = v.coordination ? scores[doc] * quality[doc] : scores[doc];
+      const seq = doc + 1;
       scores[doc] = 0;
       quality[doc] = 0;
+      if (count === limit && !(score > topScore[limit - 1] || (score === topScore[limit - 1] && seq > topSeq[limit - 1]))) continue;
+      let i = count < limit ? count++ : limit - 1;
+      while (i > 0 && (score > topScore[i - 1] || (score === topScore[i - 1] && seq > topSeq[i - 1]))) {
+        topScore[i] = topScore[i - 1];
+        topSeq[i] = topSeq[i - 1];
+        i--;
+      }
+      topScore[i] = score;
+      topSeq[i] = seq;
     }
-    return topK(hits, limit);
+    return Array.from(topSeq.subarray(0, count));
   }
 }
 
-function topK(hits: { seq: number; score: number }[], k: number): number[] {
-  const better = (a: { seq: number; score: number }, b: { seq: number; score: number }) => a.score > b.score || (a.score === b.score && a.seq > b.seq);
-  if (hits.length > 4 * k) {
-    // Partial selection: most hits never reach the top k, and sorting thousands per query per setting is the slow part.
-    const top: { seq: number; score: number }[] = [];
-    for (const h of hits) {
-      if (top.length === k && !better(h, top[k - 1])) continue;
-      let i = top.length === k ? k - 1 : top.length;
-      while (i > 0 && better(h, top[i - 1])) i--;
-      top.splice(i, 0, h);
-      if (top.length > k) top.pop();
-    }
-    return top.map((h) => h.seq);
-  }
-  return hits.sort((a, b) => (better(a, b) ? -1 : better(b, a) ? 1 : 0)).slice(0, k).map((h) => h.seq);
-}

@@ -1,0 +1,32 @@
+/**
+ * Benchmarks, each against a baseline measured in the same run.
+ *   npm run bench              ingest, latency, relevance
+ *   npm run bench -- reopen    1M-record reopen (slow)
+ *   npm run bench -- tune      BM25 grid search on SciFact train
+ * Names can be combined: npm run bench -- ingest relevance
+ */
+import { cpus, loadavg } from 'node:os';
+import { ingestBench } from './ingest.js';
+import { latencyBench } from './latency.js';
+import { relevanceBench } from './relevance.js';
+
+const BENCHES: Record<string, () => Promise<unknown>> = {
+  ingest: ingestBench,
+  latency: latencyBench,
+  relevance: relevanceBench,
+  reopen: async () => (await import('./reopen.js')).reopenBench(),
+  tune: () => import('./tune-bm25.js'),
+};
+const DEFAULT = ['ingest', 'latency', 'relevance'];
+
+const chosen = process.argv.length > 2 ? process.argv.slice(2) : DEFAULT;
+const unknown = chosen.filter((name) => !BENCHES[name]);
+if (unknown.length > 0) {
+  console.error(`unknown bench ${unknown.join(', ')}; choose from ${Object.keys(BENCHES).join(', ')}`);
+  process.exit(2);
+}
+// Timings mean little on a busy machine: the load average is printed so a reader can tell.
+const load = () => loadavg()[0].toFixed(2);
+console.log(`node ${process.version}, ${cpus().length} cpus, load average ${load()}`);
+for (const name of chosen) await BENCHES[name]();
+console.log(`\nload average at the end: ${load()}`);
