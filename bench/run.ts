@@ -3,6 +3,11 @@
  *   npm run bench              ingest, latency, relevance
  *   npm run bench -- reopen    1M-record reopen (slow)
  *   npm run bench -- tune      BM25 grid search on SciFact train
+ *   npm run bench -- auth      authenticated search vs /healthz (autocannon)
+ *   npm run bench -- upload    multipart upload of 200 MB vs fs.writeFile, server peak RSS
+ *   npm run bench -- upload-ingest   1M log lines through an upload to ready
+ *   npm run bench -- sql       GROUP BY over 1M records via /v1/sql vs DuckDB directly
+ *   npm run bench -- semantic  embedding throughput, HNSW recall, nDCG text/semantic/hybrid
  * Names can be combined: npm run bench -- ingest relevance
  */
 import { cpus, loadavg } from 'node:os';
@@ -16,6 +21,11 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   relevance: relevanceBench,
   reopen: async () => (await import('./reopen.js')).reopenBench(),
   tune: () => import('./tune-bm25.js'),
+  auth: async () => (await import('./auth.js')).authBench(),
+  upload: async () => (await import('./upload.js')).uploadBench(),
+  'upload-ingest': async () => (await import('./uploadIngest.js')).uploadIngestBench(),
+  sql: async () => (await import('./sql.js')).sqlBench(),
+  semantic: async () => (await import('./semantic.js')).semanticBench(),
 };
 const DEFAULT = ['ingest', 'latency', 'relevance'];
 

@@ -4,7 +4,7 @@
  * same bytes with fs.writeFile; and the server's peak RSS (VmHWM) before and after, which stays
  * near its idle figure because every step streams.
  *
- *   npm run build && tsc -p bench/tsconfig.json && node .bench/bench/upload.js [MB]
+ *   npm run build && tsc -p bench/tsconfig.json && node .bench/bench/run.js upload (SVC_BENCH_SIZE=MB, default 200)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -93,7 +93,7 @@ async function uploadParts(base: string, token: string, tenant: string, file: st
 }
 
 async function main(): Promise<void> {
-  const mb = Number(process.argv[2] ?? 200);
+  const mb = Number(process.env.SVC_BENCH_SIZE ?? 200);
   const work = tempDir('svc-bench-upload-');
   const servers: ChildProcess[] = [];
   try {
@@ -141,4 +141,5 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+export const uploadBench = main;
+if (process.argv[1] === import.meta.filename) await main();

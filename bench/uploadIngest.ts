@@ -3,7 +3,7 @@
  * `svc ingest DATASET FILE --wait` against `svc serve`. Prints records/s and the server's peak RSS
  * (VmHWM), beside the same file ingested by the local engine (no server, no upload) in the same run.
  *
- *   npm run build && tsc -p bench/tsconfig.json && node .bench/bench/uploadIngest.js [lines]
+ *   npm run build && tsc -p bench/tsconfig.json && npm run bench -- upload-ingest (SVC_BENCH_SIZE=lines, default 1M)
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, readFileSync, readdirSync } from 'node:fs';
@@ -25,7 +25,7 @@ async function makeLog(path: string, count: number): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const count = Number(process.argv[2] ?? 1_000_000);
+  const count = Number(process.env.SVC_BENCH_SIZE ?? 1_000_000);
   const work = tempDir('svc-bench-upload-ingest-');
   try {
     const file = join(work.path, 'big.log');
@@ -61,4 +61,5 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+export const uploadIngestBench = main;
+if (process.argv[1] === import.meta.filename) await main();

@@ -8,7 +8,7 @@ import { Engine } from '../src/engine/index.js';
 import { makeTransform } from '../src/engine/ingest/transform.js';
 
 /** The nDCG@10 floor on SciFact test; BM25 as Anserini runs it scores 0.679. */
-const NDCG_FLOOR = 0.66;
+const NDCG_FLOOR = 0.68;
 
 describe('metrics', () => {
   it('computes nDCG@10 by hand on a small ranking', () => {

@@ -9,7 +9,7 @@ export const HOSTED_BUCKET = 'hosted';
 
 export const DEFAULT_SEARCH_CONFIG = {
   text_fields: [
-    { field: 'title', boost: 0.75, natural_language: true },
+    { field: 'title', boost: 0.35, natural_language: true },
     { field: 'body', boost: 1, natural_language: true },
   ],
 };

@@ -9,8 +9,8 @@ import { MAX_KEY, type Store } from '../store/db.js';
 import { normalizeTerm, tokenize } from './analyzer.js';
 
 const SNAPSHOT_FORMAT = 1;
-/** BM25 parameters, chosen on SciFact's train queries (bench/relevance). */
-export const BM25 = { k: 2.5, b: 1, d: 0 };
+/** BM25+ parameters, chosen on SciFact's train queries (bench/tune-bm25.ts). */
+export const BM25 = { k: 1.5, b: 1, d: 1 };
 /** How much an expansion (a fuzzy or prefix neighbour of a query term absent from the index) weighs. */
 const EXPANSION_WEIGHT = 0.5;
 
@@ -54,6 +54,8 @@ export class TextIndex {
       storeFields: [],
       extractField: (rec, field) => {
         if (field === 'seq') return rec.seq as unknown as string;
+        if (field === 'body') return rec.body; // the common fields skip path resolution: this runs per record
+        if (field === 'title') return rec.title ?? '';
         const v = fieldValue(rec, field);
         return v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v);
       },
@@ -146,7 +148,11 @@ export class TextIndex {
     const more = [...new Set((extra?.terms ?? []).map(normalizeTerm))].filter((t): t is string => t !== null && !exact.includes(t) && !expanded.includes(t));
     if (more.length > 0) weighted(more, extra!.weight);
     const options: SearchOptions = { boost: this.boost, combineWith: 'OR' };
-    return this.mini.search({ queries, combineWith: 'OR' } as never, options).map((r) => ({ seq: r.id as number, score: r.score, terms: r.terms }));
+    // MiniSearch multiplies a score by how many query terms matched; plain BM25 does not, and ranks better
+    return this.mini
+      .search({ queries, combineWith: 'OR' } as never, options)
+      .map((r) => ({ seq: r.id as number, score: r.score / Math.max(1, r.queryTerms.length), terms: r.terms }))
+      .sort((a, b) => b.score - a.score);
   }
 
   /** Writes the index to disk (temp file, fsync, rename) when it changed since the last snapshot. */
