@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { DateTime, Literals, Nullable } from './common.js';
-import { Provenance, Total } from './search.js';
+import { Provenance, ResultRecord, Total } from './search.js';
 
 export const SQL_DEFAULT_LIMIT = 1000;
 export const SQL_MAX_LIMIT = 10_000;
@@ -27,18 +27,10 @@ export type SqlColumn = Static<typeof SqlColumn>;
  * One row as a result record: `metadata` holds the row. A row that selects `_id` stands for that
  * record and carries its id, title, body, times and full provenance; any other row has null there.
  */
-export const SqlRecord = Type.Object({
-  id: Type.String(),
-  title: Nullable(Type.String()),
-  body: Type.String(),
-  metadata: Type.Record(Type.String(), Type.Unknown()),
-  score: Type.Number(),
-  score_kind: Type.String(),
-  snippets: Type.Array(Type.String()),
-  created_at: Nullable(DateTime),
-  time: Nullable(DateTime),
-  provenance: Nullable(Provenance),
-});
+export const SqlRecord = Type.Composite([
+  Type.Omit(ResultRecord, ['created_at', 'provenance']),
+  Type.Object({ created_at: Nullable(DateTime), provenance: Nullable(Provenance) }),
+]);
 export type SqlRecord = Static<typeof SqlRecord>;
 
 export const SqlEnvelope = Type.Object({
