@@ -6,7 +6,7 @@
  *
  *   npm run build && tsc -p bench/tsconfig.json && node .bench/bench/run.js upload (SVC_BENCH_SIZE=MB, default 200)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, readFileSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -14,28 +14,13 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import { Agent, request } from 'undici';
 import { remoteService } from '../src/cli/remoteService.js';
-import { DATA, SVC } from './lib/paths.js';
-import { svc, tempDir } from './lib/svc.js';
+import { DATA } from './lib/paths.js';
+import { serve, svc, tempDir } from './lib/svc.js';
 import { fixed, printTable } from './lib/table.js';
 
 const MiB = 2 ** 20;
 const PART = 8 * MiB;
 const PARALLEL = 4;
-
-/** `svc serve` whose pid we keep, to read its memory and to kill it before the ingest runs long. */
-async function serve(dataDir: string): Promise<{ url: string; proc: ChildProcess }> {
-  const proc = spawn(process.execPath, [SVC, 'serve', '--port', '0'], { env: { ...process.env, SVC_DATA_DIR: dataDir, SVC_URL: '', SVC_TOKEN: '', SVC_TENANT: '' }, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  const url = await new Promise<string>((ok, fail) => {
-    proc.stderr!.on('data', (d) => {
-      stderr += d;
-      const m = /serving .* on (http:\/\/\S+)/.exec(stderr);
-      if (m) ok(m[1]);
-    });
-    proc.on('exit', (code) => fail(new Error(`svc serve exited ${code}: ${stderr}`)));
-  });
-  return { url, proc };
-}
 
 const peakRssMiB = (pid: number) => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 

@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +21,7 @@ export function svc(dataDir: string, args: string[]): { out: any; seconds: numbe
   return { out: r.stdout.trim() ? JSON.parse(r.stdout) : null, seconds };
 }
 
-export interface Served { url: string; stop: () => Promise<void> }
+export interface Served { url: string; proc: ChildProcess; stop: () => Promise<void> }
 
 /** `svc serve` on a free loopback port; resolves with its URL once it says it is serving. */
 export async function serve(dataDir: string): Promise<Served> {
@@ -42,5 +42,5 @@ export async function serve(dataDir: string): Promise<Served> {
       proc.on('exit', () => ok());
       proc.kill('SIGTERM');
     });
-  return { url, stop };
+  return { url, proc, stop };
 }

@@ -18,6 +18,8 @@ export interface SearchHandle {
   datasets: string[];
   mode: string;
   score_kind: string;
+  /** the words the search ranked by (text and the free terms of q): what snippets highlight */
+  scoring_text: string;
   aggregations: Record<string, unknown>;
   total: number;
   created_at: string;

@@ -117,7 +117,7 @@ export class Search {
     const more = hits.length > limit;
     const handle = this.handles.create(
       t,
-      { request, datasets: datasetIds, mode, score_kind: SCORE_KIND[mode] ?? (scoringText ? 'bm25' : 'none'), aggregations: aggregator?.result() ?? {}, total: hits.length },
+      { request, datasets: datasetIds, mode, score_kind: SCORE_KIND[mode] ?? (scoringText ? 'bm25' : 'none'), scoring_text: scoringText, aggregations: aggregator?.result() ?? {}, total: hits.length },
       more ? hits.map(({ ds, seq, score }) => ({ ds, seq, score })) : undefined,
     );
     return this.envelope(t, handle, hits.slice(0, limit), more ? encodeCursor(handle.search_id, limit) : null, started);
@@ -130,8 +130,8 @@ export class Search {
   }
 
   private envelope(t: string, handle: SearchHandle, hits: Hit[], next: string | null, started: number): SearchEnvelope {
-    const request = handle.request;
-    const queryTerms = new Set(analyze([request.text ?? '', request.q ? compileQuery(request.q).scoringText : ''].join(' ')));
+    // stored with the handle, so that a later page does not parse q again
+    const queryTerms = new Set(analyze(handle.scoring_text ?? ''));
     const records = hits.flatMap((h) => {
       const d = handle.datasets[h.ds];
       // a record deleted or replaced since the search was first run is no longer there to show
