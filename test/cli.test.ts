@@ -133,6 +133,30 @@ describe('svc on a local data dir', () => {
     expect(svc(['token', 'create', '--email', 'admin@localhost', '--ttl', 'soon'], { dataDir }).status).toBe(2);
   });
 
+  it('leaves vectors to later on ingest; a semantic search or a jobs wait builds them first', () => {
+    const notes = [
+      'the database server ran out of disk space',
+      'user logged in from a new laptop',
+      'memory usage climbed until the process was killed',
+      'the certificate expired and connections were refused',
+    ].map((body, i) => JSON.stringify({ id: `n${i}`, body })).join('\n');
+    for (const d of ['notes', 'waited']) {
+      expect(run(['datasets', 'create', d]).status).toBe(0);
+      const ingested = run(['ingest', d, '-', '--format', 'ndjson', '--wait'], notes).json();
+      expect(ingested).toMatchObject({ status: 'ready', lifecycle: { state: 'semantic_pending' }, ready_for: { text_search: true, semantic_search: false } });
+    }
+    const runs = (d: string) => run(['runs', 'list', '--dataset', d]).json().runs;
+
+    const hits = run(['search', 'no storage left on the drive', '--dataset', 'notes', '--mode', 'semantic', '--limit', '1']).json();
+    expect(hits.records[0]).toMatchObject({ id: 'n0', score_kind: 'cosine' });
+    expect(runs('notes')[0]).toMatchObject({ ready_for: { semantic_search: true }, documents: { semantic_embedded: 4 } });
+
+    const pending = run(['jobs', 'list', '--type', 'semantic_embed', '--status', 'pending']).json().jobs.filter((j: any) => j.payload.dataset_id === 'waited');
+    expect(pending).toHaveLength(1);
+    expect(run(['jobs', 'wait', pending[0].job_id]).json().status).toBe('succeeded');
+    expect(runs('waited')[0]).toMatchObject({ ready_for: { semantic_search: true }, documents: { semantic_embedded: 4 } });
+  });
+
   it('deletes a dataset with its records', () => {
     expect(run(['datasets', 'create', 'gone']).status).toBe(0);
     run(['ingest', 'gone', join(DATA, 'loghub/Apache/Apache_2k.log'), '--wait']);

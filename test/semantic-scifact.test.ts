@@ -14,7 +14,7 @@ describe('SciFact with the builtin embedder', () => {
 
   beforeAll(async () => {
     dir = tempDir('svc-semantic-scifact-');
-    engine = await Engine.open(dir.path);
+    engine = await Engine.open(dir.path, { background: true }); // embeds as `svc serve` does
     await engine.init('bench', 'admin@localhost');
     const caller = engine.localCaller();
     await engine.datasets.create(caller, { dataset_id: 'scifact' });

@@ -21,6 +21,7 @@ let token: string;
 
 const openEngine = () =>
   Engine.open(dir.path, {
+    background: true, // as `svc serve` opens it: vectors are built as soon as runs are ready
     semantic: {
       embedders: new Embedders(
         { provider: 'openai', url: fake.url, model: 'fake' },

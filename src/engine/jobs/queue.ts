@@ -22,7 +22,11 @@ export interface JobKind {
   maxAttempts?: number;
   /** jobs with the same key run one at a time (the runs of one dataset) */
   serialKey?: (job: JobState) => string;
-  /** upkeep (retention, clean-up) that only a long-running process takes; a local command leaves it */
+  /**
+   * Work that only a long-running process takes as soon as it is due: upkeep (retention,
+   * clean-up) and derived indexes (vectors). A local command leaves it, unless it needs the
+   * result now (`runDeferred`) or waits on the job.
+   */
   background?: boolean;
 }
 
@@ -136,7 +140,11 @@ export class JobQueue {
     return new Promise((resolve) => {
       const check = () => {
         const current = this.get(tenantId, jobId);
-        if (!isTerminal(current.status)) return;
+        if (!isTerminal(current.status)) {
+          // nobody else would run it: the one waiting does
+          if (!this.background && this.kinds.get(current.type)?.background) void this.runDeferred((j) => j.job_id === jobId);
+          return;
+        }
         clearInterval(poll);
         this.events.off(jobId, check);
         resolve(current);
@@ -214,8 +222,26 @@ export class JobQueue {
     }
   }
 
-  /** Moves the first due job this process can run from the queue to `running`, in one transaction. */
-  private lease(): Promise<JobState | null> {
+  /**
+   * In a process that leaves background jobs (a local command), runs the due ones `pick` chooses
+   * now, because their result is needed; a long-running process already has them in hand.
+   */
+  async runDeferred(pick: (job: JobState) => boolean): Promise<void> {
+    if (this.background) return;
+    for (;;) {
+      const job = await this.lease(pick);
+      if (!job) return;
+      const done = this.run(job).finally(() => this.running.delete(job.job_id));
+      this.running.set(job.job_id, done);
+      await done;
+    }
+  }
+
+  /**
+   * Moves the first due job this process can run from the queue to `running`, in one transaction;
+   * with `pick`, the first due job it chooses, background kinds included.
+   */
+  private lease(pick?: (job: JobState) => boolean): Promise<JobState | null> {
     return this.store.meta.transaction(() => {
       for (const { key, value: tenantId } of scanPrefix<string>(this.store.meta, [SYSTEM, 'jobq'])) {
         if ((key[2] as number) > Date.now()) return null;
@@ -225,7 +251,7 @@ export class JobQueue {
           continue;
         }
         const kind = this.kinds.get(job.type);
-        if (!kind || (kind.background && !this.background)) continue;
+        if (!kind || (pick ? !pick(job) : kind.background && !this.background)) continue;
         const serial = kind.serialKey?.(job);
         if (serial && this.busyKeys.has(serial)) continue;
         if (serial) this.busyKeys.add(serial);

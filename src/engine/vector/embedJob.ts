@@ -13,6 +13,7 @@ import { addVocabulary } from './vocabulary.js';
 
 /** Records per embedding call: large enough for a provider's batching, small enough to report progress. */
 const BATCH = 256;
+export const EMBED_JOB = 'semantic_embed';
 
 /** A run waiting for its vectors: `[tenant, 'vpend', dataset, run id]`. */
 interface Pending {
@@ -48,7 +49,8 @@ export class EmbedWorker {
     private readonly indexes: VectorIndexes,
     private readonly retryBaseMs: number,
   ) {
-    jobs.register('semantic_embed', { handler: (job) => this.run(job), maxAttempts: 5, serialKey: (job) => `${job.tenant_id}/${job.payload.dataset_id}/semantic` });
+    // a local command does not wait for vectors on its way out: a semantic search builds what it needs first
+    jobs.register(EMBED_JOB, { handler: (job) => this.run(job), maxAttempts: 5, background: true, serialKey: (job) => `${job.tenant_id}/${job.payload.dataset_id}/semantic` });
   }
 
   /** The ingest follower: registers the run and wakes the job. Quick: nothing is embedded here. */
@@ -85,7 +87,7 @@ export class EmbedWorker {
         // the job is gone with its tenant
       }
     }
-    const job = await this.jobs.enqueue(tenantId, 'semantic_embed', { dataset_id: datasetId }, dueMs);
+    const job = await this.jobs.enqueue(tenantId, EMBED_JOB, { dataset_id: datasetId }, dueMs);
     await this.store.meta.put([tenantId, 'vjob', datasetId], { job_id: job.job_id, failures } satisfies JobMark);
   }
 

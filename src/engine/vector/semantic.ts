@@ -30,7 +30,7 @@ export class Semantic {
     this.indexes = new VectorIndexes(store, dataDir, datasets, sources, embedders);
     this.worker = new EmbedWorker(store, datasets, jobs, this.indexes, opts.retryBaseMs ?? Number(process.env.SVC_EMBED_RETRY_MS ?? 2000));
     this.backfill = new FilterBackfill(store, jobs, datasets, sources, this.indexes);
-    this.search = new SemanticSearch(store, this.indexes);
+    this.search = new SemanticSearch(store, this.indexes, jobs);
     ingest.follow((run, save) => this.worker.follow(run, save));
     this.indexes.onBehind = (t, d) => void this.worker.repair(t, d).catch(() => {});
     this.onDeleted = (from, t, d, seqs) => {

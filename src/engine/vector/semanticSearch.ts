@@ -1,10 +1,12 @@
 import type { SearchRequest, WhereItem } from '../../api/search.js';
 import { Conflict, Refused, Unavailable } from '../errors.js';
+import type { JobQueue } from '../jobs/queue.js';
 import type { StoredRecord } from '../records.js';
 import type { Store } from '../store/db.js';
 import { wordVectors } from './embedders/wordVectors.js';
 import { FUSION, fuseZ, type Scored } from './fusion.js';
 import { stampFilter } from './stamps.js';
+import { EMBED_JOB } from './embedJob.js';
 import type { VectorIndex } from './vectorIndex.js';
 import type { VectorIndexes } from './vectorIndexes.js';
 import { EXPANSION, expandQuery } from './vocabulary.js';
@@ -21,7 +23,7 @@ export interface PreparedQuery {
   expansion?: { terms: string[]; weight: number };
 }
 
-export interface Hit extends Scored { terms?: string[]; rec?: StoredRecord }
+export interface Hit extends Scored { rec?: StoredRecord }
 
 export const semanticRequired = () => new Refused('semantic vector search requires non-empty text', 'semantic_query_text_required', 422);
 
@@ -33,6 +35,7 @@ export class SemanticSearch {
   constructor(
     private readonly store: Store,
     private readonly indexes: VectorIndexes,
+    private readonly jobs: JobQueue,
   ) {}
 
   /**
@@ -42,6 +45,7 @@ export class SemanticSearch {
   async prepare(t: string, datasetIds: string[], req: SearchRequest, mode: 'semantic' | 'hybrid'): Promise<PreparedQuery> {
     const text = req.text?.trim() ?? '';
     if (!text) throw semanticRequired();
+    await this.jobs.runDeferred((job) => job.type === EMBED_JOB && job.tenant_id === t && datasetIds.includes(String(job.payload.dataset_id)));
     const spaces = datasetIds.map((d) => {
       let space;
       try {
