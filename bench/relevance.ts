@@ -26,7 +26,7 @@ export async function relevanceBench(): Promise<void> {
     const run = await engine.ingest.submit(caller, createReadStream(CORPUS), { dataset_id: 'scifact', format: 'ndjson', filename: 'corpus.jsonl', id_field: '_id', body_field: 'text' });
     await engine.ingest.wait(caller, run.ingest_run_id);
     const rankings = new Map<string, string[]>();
-    for (const q of qs) rankings.set(q.id, engine.search.search(caller, { text: q.text, datasets: ['scifact'], limit: 100 }).records.map((r) => r.id));
+    for (const q of qs) rankings.set(q.id, (await engine.search.search(caller, { text: q.text, datasets: ['scifact'], limit: 100 })).records.map((r) => r.id));
     row('svc engine', rankings);
   } finally {
     await engine.close({ drain: false }); // background work (vectors) has no bearing on text ranking

@@ -56,17 +56,17 @@ describe('SciFact relevance', () => {
     expect(rec).toMatchObject({ id: '4983', title: 'A title', body: 'An abstract.' });
   });
 
-  it('finds a record by its title and abstract words', () => {
-    const r = engine.search.search(engine.localCaller(), { text: 'cerebral white matter diffusion tensor newborn', datasets: ['scifact'], limit: 1 });
+  it('finds a record by its title and abstract words', async () => {
+    const r = await engine.search.search(engine.localCaller(), { text: 'cerebral white matter diffusion tensor newborn', datasets: ['scifact'], limit: 1 });
     expect(r.records[0].id).toBe('4983');
     expect(r.records[0].title).toMatch(/^Microstructural development of human newborn cerebral white matter/);
   });
 
-  it(`ranks SciFact test queries at nDCG@10 ≥ ${NDCG_FLOOR}`, () => {
+  it(`ranks SciFact test queries at nDCG@10 ≥ ${NDCG_FLOOR}`, async () => {
     const caller = engine.localCaller();
     const rankings = new Map<string, string[]>();
     for (const q of queries('test')) {
-      const r = engine.search.search(caller, { text: q.text, datasets: ['scifact'], limit: 100 });
+      const r = await engine.search.search(caller, { text: q.text, datasets: ['scifact'], limit: 100 });
       rankings.set(q.id, r.records.map((rec) => rec.id));
     }
     const { ndcg10, recall100 } = evaluate(rankings, qrels('test'));

@@ -151,7 +151,7 @@ export class Engine {
     clearTimeout(this.snapshotTimers.get(key));
     const timer = setTimeout(() => {
       this.snapshotTimers.delete(key);
-      this.text.get(tenantId, datasetId).snapshot();
+      this.text.snapshot(tenantId, datasetId).catch(() => {}); // close() writes it if this one failed
     }, SNAPSHOT_DELAY_MS);
     timer.unref();
     this.snapshotTimers.set(key, timer);
@@ -166,7 +166,7 @@ export class Engine {
     if (opts.drain) await this.jobs.drain();
     await this.jobs.stop();
     for (const timer of this.snapshotTimers.values()) clearTimeout(timer);
-    this.text.snapshotAll();
+    await this.text.close();
     this.semantic.close();
     await this.sql.close();
     await this.store.close();

@@ -85,10 +85,9 @@ export class DataDeletion {
     }
     const exists = Boolean(this.store.meta.get([t, 'dataset', target.dataset_id]));
     if (target.scope === 'source' && source && exists) {
-      const index = this.text.get(t, target.dataset_id);
-      const byKey = await deleteRecords(this.store, index, t, target.dataset_id, (rec) => rec.source_key === target.source_key);
+      const byKey = await deleteRecords(this.store, this.text, t, target.dataset_id, (rec) => rec.source_key === target.source_key);
       finish(items, byKey);
-      index.snapshot();
+      await this.text.snapshot(t, target.dataset_id);
     } else if (target.scope === 'dataset' && exists) {
       finish(items, await deleteRecords(this.store, null, t, target.dataset_id, () => true));
     } else if (target.scope === 'dataset' || !source) {
@@ -96,7 +95,7 @@ export class DataDeletion {
     }
     for (const item of items) this.blobs.remove(t, String(item.target.bucket), String(item.target.key));
     await this.removeMetadata(t, target);
-    if (target.scope === 'dataset') this.text.drop(t, target.dataset_id);
+    if (target.scope === 'dataset') await this.text.drop(t, target.dataset_id);
     if (target.scope === 'dataset') await this.sql?.drop(t, target.dataset_id);
     await this.jobs.update(job);
     if (items.some((i) => i.status === 'failed')) throw new Permanent('some items failed');

@@ -1,7 +1,7 @@
 import type { DatasetState } from '../datasets/datasets.js';
 import type { StoredRecord } from '../records.js';
 import { MAX_KEY, type Store } from '../store/db.js';
-import type { TextIndex } from '../text/textIndex.js';
+import type { TextIndexes } from '../text/textIndexes.js';
 
 const BATCH = 2000;
 
@@ -22,7 +22,7 @@ export function onRecordsDeleted(store: Store, listener: DeletedListener): void 
  * snapshot written before it still loses the record when it is next opened.
  * Returns how many records went, per source object key.
  */
-export async function deleteRecords(store: Store, index: TextIndex | null, t: string, d: string, match: (rec: StoredRecord) => boolean): Promise<Map<string, number>> {
+export async function deleteRecords(store: Store, text: TextIndexes | null, t: string, d: string, match: (rec: StoredRecord) => boolean): Promise<Map<string, number>> {
   const byKey = new Map<string, number>();
   let batch: StoredRecord[] = [];
   const flush = async () => {
@@ -38,7 +38,7 @@ export async function deleteRecords(store: Store, index: TextIndex | null, t: st
       }
       if (ds) store.meta.put([t, 'dataset', d], { ...ds, record_count: Math.max(0, ds.record_count - gone.length) });
     });
-    index?.remove(gone.map((r) => r.seq));
+    await text?.remove(t, d, gone.map((r) => r.seq));
     for (const hook of recordsDeleted) hook(store, t, d, gone.map((r) => r.seq));
     for (const listener of listeners.get(store) ?? []) await listener(t, d, gone.map((r) => r.seq));
     for (const rec of gone) byKey.set(rec.key, (byKey.get(rec.key) ?? 0) + 1);

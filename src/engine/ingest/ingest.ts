@@ -138,7 +138,6 @@ export class Ingest {
     const t = run.tenant_id;
     try {
       const source = this.sources.get(t, run.source_id);
-      const index = this.text.get(t, run.dataset_id);
       run.status = 'running';
       run.started_at ??= now();
       run.lifecycle.state = 'running';
@@ -150,11 +149,11 @@ export class Ingest {
       await pipelineBatches(
         batches(this.blobs.read(t, run.bucket, run.key), run, source.source_key),
         (batch) => commitBatch(this.store, run, batch),
-        (batch, added) => {
-          index.add(added);
-          run.documents.index_committed += batch.records.length;
-        },
+        // a failed add is made up for by the catch-up below, which reads the store
+        (batch, added) => this.text.add(t, run.dataset_id, added).then(() => void (run.documents.index_committed += batch.records.length), () => {}),
       );
+      await this.text.catchUp(t, run.dataset_id);
+      run.documents.index_committed = run.documents.parsed;
     } catch (err) {
       if (err instanceof NotFound) return this.fail(run, 'not_found', err.message, false);
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return this.fail(run, 'object_missing', 'the stored object is missing', false);

@@ -31,17 +31,27 @@ export async function* batches(input: AsyncIterable<Buffer>, run: RunState, sour
   if (batch.records.length + batch.errors.length > 0) yield batch;
 }
 
-/** Runs `commit` then `index` for each batch, letting the parse of batch N+1 overlap the commit of batch N. */
+/** How many batches indexing may run behind committing: enough to keep both threads busy, few enough to bound memory. */
+const INDEX_LAG = 4;
+
+/**
+ * Runs `commit` then `index` for each batch: the parse of batch N+1 overlaps the commit of batch N,
+ * and indexing (on another thread) runs up to INDEX_LAG batches behind. Resolves once every batch
+ * is committed and indexed.
+ */
 export async function pipelineBatches(
   source: AsyncIterable<Batch>,
   commit: (b: Batch) => Promise<StoredRecord[]>,
-  index: (b: Batch, added: StoredRecord[]) => void,
+  index: (b: Batch, added: StoredRecord[]) => Promise<void>,
 ): Promise<void> {
-  let pending: Promise<void> = Promise.resolve();
+  let committing: Promise<void> = Promise.resolve();
+  const indexing: Promise<void>[] = [];
   for await (const batch of source) {
-    await pending; // at most one commit in flight, so memory stays bounded
-    pending = commit(batch).then((added) => index(batch, added));
-    pending.catch(() => {}); // observed at the next await; keeps Node from reporting it unhandled meanwhile
+    await committing; // at most one commit in flight
+    while (indexing.length >= INDEX_LAG) await indexing.shift();
+    committing = commit(batch).then((added) => void indexing.push(index(batch, added)));
+    committing.catch(() => {}); // observed at the next await; keeps Node from reporting it unhandled meanwhile
   }
-  await pending;
+  await committing;
+  await Promise.all(indexing);
 }

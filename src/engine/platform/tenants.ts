@@ -48,7 +48,7 @@ export class PlatformTenants {
       removePrefix(this.store.meta, [tenantId]);
       return records;
     });
-    this.text.dropTenant(tenantId);
+    await this.text.dropTenant(tenantId);
     await this.onDeleted(tenantId);
     for (const dir of ['blobs', 'indexes']) rmSync(join(this.dataDir, dir, tenantId), { recursive: true, force: true });
     const at = now();

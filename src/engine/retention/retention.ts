@@ -40,15 +40,14 @@ export class Retention {
         const rules = this.sources.ofDataset(t, d).map((s) => ({ key: s.source_key, days: s.retention_days ?? ds.retention_days }));
         if (!rules.some((r) => r.days)) continue;
         const cutoff = new Map(rules.filter((r) => r.days).map((r) => [r.key, nowMs - r.days! * DAY_MS]));
-        const index = this.text.get(t, d);
-        const byKey = await deleteRecords(this.store, index, t, d, (rec) => {
+        const byKey = await deleteRecords(this.store, this.text, t, d, (rec) => {
           const limit = cutoff.get(rec.source_key);
           return limit !== undefined && Date.parse(rec.time ?? rec.created_at) < limit;
         });
         const n = [...byKey.values()].reduce((a, b) => a + b, 0);
         if (n > 0) {
           deleted[`${t}/${d}`] = n;
-          index.snapshot();
+          await this.text.snapshot(t, d);
         }
       }
     }

@@ -18,8 +18,8 @@ export interface SearchHandle {
   datasets: string[];
   mode: string;
   score_kind: string;
-  /** the words the search ranked by (text and the free terms of q): what snippets highlight */
-  scoring_text: string;
+  /** the index terms the search looked up (from text, the free terms of q, expansions): what snippets highlight */
+  terms: string[];
   aggregations: Record<string, unknown>;
   total: number;
   created_at: string;

@@ -23,7 +23,7 @@ export function searchMode(req: SearchRequest): 'text' | 'semantic' | 'hybrid' {
 }
 export const DEFAULT_MAX_EXPANSION_TERMS = 50;
 
-interface Hit extends RankedHit { terms?: string[]; rec?: StoredRecord }
+interface Hit extends RankedHit { rec?: StoredRecord }
 
 /**
  * Text search over a tenant's datasets: one request shape in, one envelope out. The first page
@@ -51,7 +51,7 @@ export class Search {
     return this.first(caller.tenant_id, req, started, prepared);
   }
 
-  search(caller: Caller, req: SearchRequest): SearchEnvelope {
+  async search(caller: Caller, req: SearchRequest): Promise<SearchEnvelope> {
     const started = performance.now();
     if (req.cursor) {
       const { handle, offset } = decodeCursor(this.handles, caller.tenant_id, req.cursor);
@@ -66,7 +66,7 @@ export class Search {
     return datasetIds;
   }
 
-  private first(t: string, request: SearchRequest, started: number, prepared?: PreparedQuery): SearchEnvelope {
+  private async first(t: string, request: SearchRequest, started: number, prepared?: PreparedQuery): Promise<SearchEnvelope> {
     const limit = request.limit ?? DEFAULT_LIMIT;
     const datasetIds = this.scope(t, request);
     const mode = searchMode(request);
@@ -82,28 +82,33 @@ export class Search {
     const maxExpansions = request.max_expansion_terms ?? DEFAULT_MAX_EXPANSION_TERMS;
 
     let hits: Hit[] = [];
+    const terms = new Set(analyze(scoringText));
     const expansion = prepared?.expansion;
-    if (mode !== 'semantic') datasetIds.forEach((d, ds) => {
-      const textHits = scoringText ? this.index(t, d).search(scoringText, maxExpansions, expansion) : [];
-      if (text) {
-        for (const h of textHits) {
-          const rec = needRecord ? this.store.records.get([t, d, h.seq]) : undefined;
-          if (!needRecord || (rec && accept(rec))) hits.push({ ds, seq: h.seq, score: h.score, terms: h.terms, rec });
+    if (mode !== 'semantic') {
+      const results = await Promise.all(datasetIds.map((d) => (scoringText ? this.text.search(t, d, scoringText, maxExpansions, expansion) : null)));
+      datasetIds.forEach((d, ds) => {
+        const found = results[ds];
+        for (const term of found?.terms ?? []) terms.add(term);
+        if (text) {
+          for (let i = 0; i < found!.seqs.length; i++) {
+            const seq = found!.seqs[i];
+            const rec = needRecord ? this.store.records.get([t, d, seq]) : undefined;
+            if (!needRecord || (rec && accept(rec))) hits.push({ ds, seq, score: found!.scores[i], rec });
+          }
+          return;
         }
-        return;
-      }
-      const range = { start: [t, d, Number.MAX_SAFE_INTEGER], end: [t, d, 0], reverse: true };
-      if (!needRecord) {
-        for (const key of this.store.records.getKeys(range)) hits.push({ ds, seq: key[2] as number, score: 0 });
-        return;
-      }
-      const scores = new Map(textHits.map((h) => [h.seq, h]));
-      for (const { value: rec } of this.store.records.getRange(range)) {
-        if (!accept(rec)) continue;
-        const scored = scores.get(rec.seq);
-        hits.push({ ds, seq: rec.seq, score: scored?.score ?? 0, terms: scored?.terms, rec });
-      }
-    });
+        const range = { start: [t, d, Number.MAX_SAFE_INTEGER], end: [t, d, 0], reverse: true };
+        if (!needRecord) {
+          for (const key of this.store.records.getKeys(range)) hits.push({ ds, seq: key[2] as number, score: 0 });
+          return;
+        }
+        const scores = new Map<number, number>();
+        found?.seqs.forEach((seq, i) => scores.set(seq, found.scores[i]));
+        for (const { value: rec } of this.store.records.getRange(range)) {
+          if (accept(rec)) hits.push({ ds, seq: rec.seq, score: scores.get(rec.seq) ?? 0, rec });
+        }
+      });
+    }
 
     if (prepared) {
       const k = Math.max(limit, SEMANTIC_DEPTH);
@@ -117,7 +122,7 @@ export class Search {
     const more = hits.length > limit;
     const handle = this.handles.create(
       t,
-      { request, datasets: datasetIds, mode, score_kind: SCORE_KIND[mode] ?? (scoringText ? 'bm25' : 'none'), scoring_text: scoringText, aggregations: aggregator?.result() ?? {}, total: hits.length },
+      { request, datasets: datasetIds, mode, score_kind: SCORE_KIND[mode] ?? (scoringText ? 'bm25' : 'none'), terms: [...terms], aggregations: aggregator?.result() ?? {}, total: hits.length },
       more ? hits.map(({ ds, seq, score }) => ({ ds, seq, score })) : undefined,
     );
     return this.envelope(t, handle, hits.slice(0, limit), more ? encodeCursor(handle.search_id, limit) : null, started);
@@ -130,13 +135,12 @@ export class Search {
   }
 
   private envelope(t: string, handle: SearchHandle, hits: Hit[], next: string | null, started: number): SearchEnvelope {
-    // stored with the handle, so that a later page does not parse q again
-    const queryTerms = new Set(analyze(handle.scoring_text ?? ''));
+    const terms = new Set(handle.terms);
     const records = hits.flatMap((h) => {
       const d = handle.datasets[h.ds];
       // a record deleted or replaced since the search was first run is no longer there to show
       const rec = h.rec ?? this.store.records.get([t, d, h.seq]);
-      return rec ? [toResult(t, d, rec, h.score, handle.score_kind, h.terms ? new Set([...queryTerms, ...h.terms]) : queryTerms)] : [];
+      return rec ? [toResult(t, d, rec, h.score, handle.score_kind, terms)] : [];
     });
     return {
       search_id: handle.search_id,
@@ -149,9 +153,6 @@ export class Search {
     };
   }
 
-  private index(tenantId: string, datasetId: string) {
-    return this.text.get(tenantId, datasetId);
-  }
 }
 
 function collapseHits(hits: Hit[], field: string): Hit[] {

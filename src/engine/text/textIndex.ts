@@ -1,20 +1,21 @@
 import MiniSearch, { type Options, type SearchOptions } from 'minisearch';
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { SearchConfig } from '../../api/sources.js';
 import type { StoredRecord } from '../records.js';
 import { fieldValue } from '../search/fieldValue.js';
 import { MAX_KEY, type Store } from '../store/db.js';
 import { normalizeTerm, tokenize } from './analyzer.js';
+import type { TextRecord, TextResult } from './protocol.js';
+import { readSnapshot, writeSnapshot } from './snapshot.js';
 
-const SNAPSHOT_FORMAT = 1;
+/** What a snapshot says of itself: the configuration it was built with and the last seq it holds. */
+interface SnapshotMeta { config: string; seq: number }
 /** BM25+ parameters, chosen on SciFact's train queries (bench/tune-bm25.ts). */
 export const BM25 = { k: 1.5, b: 1, d: 1 };
 /** How much an expansion (a fuzzy or prefix neighbour of a query term absent from the index) weighs. */
 const EXPANSION_WEIGHT = 0.5;
-
-export interface TextHit { seq: number; score: number; terms: string[] }
 
 interface SearchableMapLike {
   has(key: string): boolean;
@@ -23,13 +24,14 @@ interface SearchableMapLike {
 }
 
 /**
- * The BM25 index of one dataset. It holds every record with seq ≤ `seq` and nothing else:
- * records enter only in sequence order, so a snapshot plus a replay of later records is always exact.
+ * The BM25 index of one dataset, kept by the text worker. It holds every record with seq ≤ `seq`
+ * and nothing else: records enter only in sequence order, so a snapshot plus a replay of later
+ * records is always exact.
  */
 export class TextIndex {
   seq = 0;
   private dirty = false;
-  private mini: MiniSearch<StoredRecord>;
+  private mini: MiniSearch<TextRecord>;
   private readonly fields: string[];
   private readonly boost: Record<string, number>;
   private readonly configHash: string;
@@ -47,7 +49,7 @@ export class TextIndex {
     this.mini = new MiniSearch(this.options());
   }
 
-  private options(): Options<StoredRecord> {
+  private options(): Options<TextRecord> {
     return {
       idField: 'seq',
       fields: this.fields,
@@ -56,7 +58,7 @@ export class TextIndex {
         if (field === 'seq') return rec.seq as unknown as string;
         if (field === 'body') return rec.body; // the common fields skip path resolution: this runs per record
         if (field === 'title') return rec.title ?? '';
-        const v = fieldValue(rec, field);
+        const v = fieldValue(rec as StoredRecord, field);
         return v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v);
       },
       tokenize,
@@ -65,42 +67,38 @@ export class TextIndex {
     };
   }
 
-  get documentCount(): number {
-    return this.mini.documentCount;
-  }
-
   /** Loads the snapshot when it matches this configuration, then replays newer records. */
   open(): this {
+    this.store.env.resetReadTxn(); // another thread commits the records: read what is there now
     if (existsSync(this.snapshotPath)) {
-      const snap = JSON.parse(readFileSync(this.snapshotPath, 'utf8'));
-      if (snap.format === SNAPSHOT_FORMAT && snap.config === this.configHash) {
-        this.mini = MiniSearch.loadJS(snap.index, this.options());
-        this.seq = snap.seq;
+      const snap = readSnapshot<SnapshotMeta, TextRecord>(this.snapshotPath, this.options());
+      if (snap && snap.meta.config === this.configHash) {
+        this.mini = snap.mini;
+        this.seq = snap.meta.seq;
       } else {
         this.dirty = true;
       }
     }
-    for (const key of this.store.meta.getKeys({ start: [this.tenantId, 'tomb', this.datasetId], end: [this.tenantId, 'tomb', this.datasetId, MAX_KEY] })) {
-      this.remove([key[3] as number]);
-    }
+    this.remove(this.tombstones());
     this.catchUp();
     return this;
   }
 
   /** Adds every record past `seq`, in order, from the store. */
   catchUp(): void {
+    this.store.env.resetReadTxn();
     const range = this.store.records.getRange({ start: [this.tenantId, this.datasetId, this.seq + 1], end: [this.tenantId, this.datasetId, MAX_KEY] });
     for (const { value } of range) this.apply(value);
   }
 
   /** Adds records just committed; falls back to the store when they do not follow on from `seq`. */
-  add(records: StoredRecord[]): void {
+  add(records: TextRecord[]): void {
     if (records.length === 0) return;
     if (records[0].seq !== this.seq + 1) return this.catchUp();
     for (const rec of records) this.apply(rec);
   }
 
-  private apply(rec: StoredRecord): void {
+  private apply(rec: TextRecord): void {
     if (rec.seq <= this.seq) return;
     if (rec.replaces !== undefined && this.mini.has(rec.replaces)) this.mini.discard(rec.replaces);
     this.mini.add(rec);
@@ -138,9 +136,9 @@ export class TextIndex {
   }
 
   /** BM25 hits over the configured fields, best first; `extra` adds terms at a lower weight (semantic query expansion). */
-  search(text: string, maxExpansions: number, extra?: { terms: string[]; weight: number }): TextHit[] {
+  search(text: string, maxExpansions: number, extra?: { terms: string[]; weight: number }): TextResult {
     const { exact, expanded } = this.queryTerms(text, maxExpansions);
-    if (exact.length === 0) return [];
+    if (exact.length === 0) return { seqs: new Float64Array(0), scores: new Float64Array(0), terms: [] };
     const queries: (string | { queries: string[]; combineWith: 'OR'; boost: Record<string, number> })[] = [...exact];
     const weighted = (terms: string[], weight: number) =>
       queries.push({ queries: terms, combineWith: 'OR', boost: Object.fromEntries(Object.entries(this.boost).map(([f, b]) => [f, b * weight])) });
@@ -149,31 +147,30 @@ export class TextIndex {
     if (more.length > 0) weighted(more, extra!.weight);
     const options: SearchOptions = { boost: this.boost, combineWith: 'OR' };
     // MiniSearch multiplies a score by how many query terms matched; plain BM25 does not, and ranks better
-    return this.mini
+    const hits = this.mini
       .search({ queries, combineWith: 'OR' } as never, options)
-      .map((r) => ({ seq: r.id as number, score: r.score / Math.max(1, r.queryTerms.length), terms: r.terms }))
+      .map((r) => ({ seq: r.id as number, score: r.score / Math.max(1, r.queryTerms.length) }))
       .sort((a, b) => b.score - a.score);
+    const seqs = new Float64Array(hits.length);
+    const scores = new Float64Array(hits.length);
+    hits.forEach((h, i) => ((seqs[i] = h.seq), (scores[i] = h.score)));
+    return { seqs, scores, terms: [...exact, ...expanded, ...more] };
   }
 
-  /** Writes the index to disk (temp file, fsync, rename) when it changed since the last snapshot. */
-  snapshot(): void {
-    if (!this.dirty) return;
+  /**
+   * Writes the index to disk (temp file, fsync, rename) when it changed since the last snapshot.
+   * Returns the seqs whose tombstones have done their work: the snapshot already lacks them.
+   */
+  snapshot(): number[] {
+    if (!this.dirty) return [];
     mkdirSync(dirname(this.snapshotPath), { recursive: true });
-    const tmp = `${this.snapshotPath}.tmp`;
-    const fd = openSync(tmp, 'w');
-    try {
-      writeSync(fd, `{"format":${SNAPSHOT_FORMAT},"config":"${this.configHash}","seq":${this.seq},"index":`);
-      writeSync(fd, JSON.stringify(this.mini));
-      writeSync(fd, '}');
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, this.snapshotPath);
+    writeSnapshot<SnapshotMeta>(this.snapshotPath, this.mini, { config: this.configHash, seq: this.seq });
     this.dirty = false;
-    // tombstones of records this snapshot already lacks have done their work
-    for (const key of this.store.meta.getKeys({ start: [this.tenantId, 'tomb', this.datasetId], end: [this.tenantId, 'tomb', this.datasetId, MAX_KEY] })) {
-      if (!this.mini.has(key[3] as number)) void this.store.meta.remove(key as (string | number)[]);
-    }
+    return this.tombstones().filter((seq) => !this.mini.has(seq));
+  }
+
+  private tombstones(): number[] {
+    const range = { start: [this.tenantId, 'tomb', this.datasetId], end: [this.tenantId, 'tomb', this.datasetId, MAX_KEY] };
+    return [...this.store.meta.getKeys(range)].map((key) => key[3] as number);
   }
 }

@@ -1,12 +1,28 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import type { SearchConfig } from '../../api/sources.js';
+import { Unavailable } from '../errors.js';
+import type { StoredRecord } from '../records.js';
 import type { Store } from '../store/db.js';
-import { TextIndex } from './textIndex.js';
+import type { Target, TextRecord, TextReply, TextRequest, TextResult } from './protocol.js';
 
-/** The open text indexes of a data dir, opened on first use and snapshotted on close. */
+// Under vitest the engine runs from its TypeScript source; the worker then runs the built copy (npm test builds it first).
+const WORKER = new URL(import.meta.url.endsWith('.ts') ? '../../../dist/engine/text/textWorker.js' : './textWorker.js', import.meta.url);
+const INDEXED_MEMBERS = new Set(['title', 'body']);
+
+interface Waiting { resolve: (value: unknown) => void; reject: (err: Error) => void }
+
+/**
+ * The text indexes of a data dir. They live on a worker thread, so that indexing overlaps the
+ * parsing and committing of the next batch and a search does not stall on it; calls are
+ * answered in the order they were made. A worker that dies is started again on the next call,
+ * and its indexes come back from their snapshots and the store.
+ */
 export class TextIndexes {
-  private readonly open = new Map<string, TextIndex>();
+  private worker: Worker | null = null;
+  private nextId = 0;
+  private readonly waiting = new Map<number, Waiting>();
 
   constructor(
     private readonly store: Store,
@@ -14,31 +30,90 @@ export class TextIndexes {
     private readonly configOf: (tenantId: string, datasetId: string) => SearchConfig,
   ) {}
 
-  private dir(tenantId: string, datasetId: string): string {
-    return join(this.dataDir, 'indexes', tenantId, datasetId);
+  /** Indexes records just committed, in sequence order. */
+  add(t: string, d: string, records: StoredRecord[]): Promise<void> {
+    const target = this.target(t, d);
+    const whole = target.config.text_fields.some((f) => !INDEXED_MEMBERS.has(f.field));
+    const slim = records.map((r): TextRecord => (whole ? r : { seq: r.seq, replaces: r.replaces, title: r.title, body: r.body }));
+    return this.call({ op: 'add', target, records: slim });
   }
 
-  get(tenantId: string, datasetId: string, generation = 1): TextIndex {
-    const key = `${tenantId}/${datasetId}`;
-    let index = this.open.get(key);
-    if (!index) {
-      const path = join(this.dir(tenantId, datasetId), `text-${generation}.json`);
-      index = new TextIndex(this.store, tenantId, datasetId, path, this.configOf(tenantId, datasetId)).open();
-      this.open.set(key, index);
-    }
-    return index;
+  /** Resolves once the index holds every record committed before the call. */
+  catchUp(t: string, d: string): Promise<void> {
+    return this.call({ op: 'catchUp', target: this.target(t, d) });
   }
 
-  drop(tenantId: string, datasetId: string): void {
-    this.open.delete(`${tenantId}/${datasetId}`);
-    rmSync(this.dir(tenantId, datasetId), { recursive: true, force: true });
+  search(t: string, d: string, text: string, maxExpansions: number, extra?: { terms: string[]; weight: number }): Promise<TextResult> {
+    return this.call({ op: 'search', target: this.target(t, d), text, maxExpansions, extra });
   }
 
-  dropTenant(tenantId: string): void {
-    for (const key of [...this.open.keys()]) if (key.startsWith(`${tenantId}/`)) this.open.delete(key);
+  remove(t: string, d: string, seqs: number[]): Promise<void> {
+    return this.call({ op: 'remove', target: this.target(t, d), seqs });
   }
 
-  snapshotAll(): void {
-    for (const index of this.open.values()) index.snapshot();
+  async snapshot(t: string, d: string): Promise<void> {
+    await this.removeTombstones(t, d, await this.call({ op: 'snapshot', target: this.target(t, d) }));
+  }
+
+  /** Closes the dataset's index and removes its files. */
+  async drop(t: string, d: string): Promise<void> {
+    await this.call({ op: 'forget', t, d });
+    rmSync(join(this.dataDir, 'indexes', t, d), { recursive: true, force: true });
+  }
+
+  async dropTenant(t: string): Promise<void> {
+    await this.call({ op: 'forget', t });
+  }
+
+  /** Writes every changed index to disk and stops the worker. */
+  async close(): Promise<void> {
+    if (!this.worker) return;
+    const written = await this.call<{ key: string; gone: number[] }[]>({ op: 'snapshotAll' });
+    for (const { key, gone } of written) await this.removeTombstones(key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1), gone);
+    const worker = this.worker;
+    this.worker = null;
+    await worker.terminate();
+  }
+
+  private async removeTombstones(t: string, d: string, seqs: number[]): Promise<void> {
+    if (seqs.length === 0) return;
+    await this.store.meta.transaction(() => {
+      for (const seq of seqs) this.store.meta.remove([t, 'tomb', d, seq]);
+    });
+  }
+
+  private target(t: string, d: string): Target {
+    return { t, d, config: this.configOf(t, d) };
+  }
+
+  private call<T>(req: TextRequest): Promise<T> {
+    const worker = (this.worker ??= this.start());
+    const id = ++this.nextId;
+    if (this.waiting.size === 0) worker.ref(); // an answer is due: the process must wait for it
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      worker.postMessage({ id, req });
+    });
+  }
+
+  private start(): Worker {
+    const worker = new Worker(WORKER, { workerData: { dataDir: this.dataDir } });
+    worker.on('message', (reply: TextReply) => {
+      const waiting = this.waiting.get(reply.id);
+      this.waiting.delete(reply.id);
+      if (this.waiting.size === 0) worker.unref();
+      if ('error' in reply) waiting?.reject(new Error(`text index: ${reply.error}`));
+      else waiting?.resolve(reply.value);
+    });
+    worker.on('error', (err) => this.lost(worker, err));
+    worker.on('exit', (code) => this.lost(worker, new Error(`exited with code ${code}`)));
+    return worker;
+  }
+
+  private lost(worker: Worker, err: Error): void {
+    if (this.worker !== worker) return;
+    this.worker = null;
+    for (const waiting of this.waiting.values()) waiting.reject(new Unavailable(`the text index worker stopped: ${err.message}`));
+    this.waiting.clear();
   }
 }

@@ -1,0 +1,24 @@
+import type { SearchConfig } from '../../api/sources.js';
+import type { StoredRecord } from '../records.js';
+
+/** What the text worker needs of a record: its sequence, what it replaces, and the fields it indexes. */
+export type TextRecord = Pick<StoredRecord, 'seq' | 'replaces' | 'title' | 'body'> & Partial<Pick<StoredRecord, 'id' | 'time' | 'metadata'>>;
+
+/** The matches of a text search, best first; `terms` are the index terms it looked up (for snippets). */
+export interface TextResult { seqs: Float64Array; scores: Float64Array; terms: string[] }
+
+/** Which dataset's index a request is for, with the configuration to open it by. */
+export interface Target { t: string; d: string; config: SearchConfig }
+
+/** A request to the text worker. Requests are handled one at a time, in the order they were sent. */
+export type TextRequest =
+  | { op: 'add'; target: Target; records: TextRecord[] }
+  | { op: 'catchUp'; target: Target }
+  | { op: 'search'; target: Target; text: string; maxExpansions: number; extra?: { terms: string[]; weight: number } }
+  | { op: 'remove'; target: Target; seqs: number[] }
+  /** writes the snapshot; answers the seqs whose tombstones it made unnecessary */
+  | { op: 'snapshot'; target: Target }
+  | { op: 'snapshotAll' }
+  | { op: 'forget'; t: string; d?: string };
+
+export type TextReply = { id: number; value: unknown } | { id: number; error: string };
