@@ -32,6 +32,11 @@ describe('text index snapshot', () => {
     expect(results(loaded.mini)).toEqual(results(mini));
     expect(results(mini)[0].length).toBeGreaterThan(10);
 
+    // written again while most of its terms are still unread from the first file
+    const again = join(dir.path, 'again.snapshot');
+    writeSnapshot(again, readSnapshot(path, options)!.mini, { seq: 1500 });
+    expect(results(readSnapshot(again, options)!.mini)).toEqual(results(mini));
+
     for (const m of [mini, loaded.mini]) {
       m.addAll(docs.slice(1500));
       m.discard(1);

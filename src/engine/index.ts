@@ -92,11 +92,21 @@ export class Engine {
     try {
       const engine = new Engine(dataDir, openStore(dataDir), loadSecret(dataDir), unlock, opts);
       await engine.jobs.start({ background: opts.background });
-      if (opts.background) await engine.retention.schedule(Date.now() + RETENTION_EVERY_MS);
+      if (opts.background) {
+        await engine.retention.schedule(Date.now() + RETENTION_EVERY_MS);
+        engine.loadTextIndexes();
+      }
       return engine;
     } catch (err) {
       unlock();
       throw err;
+    }
+  }
+
+  /** A server loads every text index as it starts, so that its first searches do not wait for one to load. */
+  private loadTextIndexes(): void {
+    for (const { tenant_id: t } of this.directory.tenants()) {
+      for (const d of this.datasets.ids(t)) this.text.catchUp(t, d).catch(() => {}); // a search would meet the same error, and report it
     }
   }
 

@@ -3,7 +3,8 @@ import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } f
 
 /**
  * A text index on disk, in a binary layout that loads in a fraction of the time of MiniSearch's
- * JSON (which builds an object per term and parses every document id from a string):
+ * JSON (which builds an object per term and parses every document id from a string). The postings
+ * of a term stay in the file's arrays until a search or an update first touches the term:
  *
  *   "SVCTXT02" | u32 header length | header (JSON) | sections, each 8-byte aligned:
  *   ids f64[n] · short ids u32[n] · field lengths u32[n × fields] · terms (UTF-8, NUL-separated)
@@ -63,7 +64,7 @@ export function writeSnapshot<M>(path: string, mini: MiniSearch<any>, meta: M): 
   for (const [term, fields] of m._index) {
     const at = shape.length;
     shape.push(0);
-    for (const [fieldId, freqs] of fields) {
+    for (const [fieldId, freqs] of fields instanceof LazyFields ? fields.unread() : fields) {
       const countAt = shape.length + 1;
       shape.push(fieldId, 0);
       for (const [docId, tf] of freqs) {
@@ -141,20 +142,73 @@ export function readSnapshot<M, T>(path: string, options: Options<T>): { meta: M
     m._idToShortId.set(ids[i], shortIds[i]);
     m._fieldLength.set(shortIds[i], Array.from(lengths.subarray(i * fieldCount, (i + 1) * fieldCount)));
   }
+  const postings = { shape, ids: postingIds, tfs: postingTfs, live: m._documentIds };
   let s = 0;
   let p = 0;
   for (const term of termBytes.length > 0 ? termBytes.toString('utf8').split('\0') : []) {
-    const fields = new Map<number, Map<number, number>>();
+    m._index.set(term, new LazyFields(postings, s, p));
+    const fieldCount = shape[s++];
+    for (let f = 0; f < fieldCount; f++, s += 2) p += shape[s + 1]; // (field id, count) pairs
+  }
+  return { meta: header.meta, mini };
+}
+
+interface Postings { shape: Uint32Array; ids: Uint32Array; tfs: Uint32Array; live: Map<number, unknown> }
+
+/**
+ * The field → (document → term frequency) map MiniSearch keeps per term, built from the snapshot's
+ * arrays the first time it is used. Postings of documents removed since the load are left out then.
+ */
+class LazyFields extends Map<number, Map<number, number>> {
+  private source: Postings | null;
+
+  constructor(source: Postings, private readonly s: number, private readonly p: number) {
+    super();
+    this.source = source;
+  }
+
+  /** field id → postings, read straight from the arrays while the map is not built (for writing a snapshot) */
+  *unread(): Generator<[number, Iterable<[number, number]>]> {
+    if (!this.source) return yield* this.entries();
+    const { shape, ids, tfs } = this.source;
+    let s = this.s;
+    let p = this.p;
+    for (let f = shape[s++]; f > 0; f--) {
+      const fieldId = shape[s++];
+      const start = p;
+      p += shape[s++];
+      yield [fieldId, (function* () {
+        for (let i = start; i < p; i++) yield [ids[i], tfs[i]] as [number, number];
+      })()];
+    }
+  }
+
+  private build(): void {
+    if (!this.source) return;
+    const { shape, ids, tfs, live } = this.source;
+    this.source = null;
+    let s = this.s;
+    let p = this.p;
     for (let f = shape[s++]; f > 0; f--) {
       const fieldId = shape[s++];
       const end = p + shape[s++];
       const freqs = new Map<number, number>();
-      for (; p < end; p++) freqs.set(postingIds[p], postingTfs[p]);
-      fields.set(fieldId, freqs);
+      for (; p < end; p++) if (live.has(ids[p])) freqs.set(ids[p], tfs[p]);
+      if (freqs.size > 0) super.set(fieldId, freqs);
     }
-    m._index.set(term, fields);
   }
-  return { meta: header.meta, mini };
+
+  override get size(): number { this.build(); return super.size; }
+  override get(k: number) { this.build(); return super.get(k); }
+  override has(k: number) { this.build(); return super.has(k); }
+  override set(k: number, v: Map<number, number>) { this.build(); return super.set(k, v); }
+  override delete(k: number) { this.build(); return super.delete(k); }
+  override clear() { this.source = null; super.clear(); }
+  override keys() { this.build(); return super.keys(); }
+  override values() { this.build(); return super.values(); }
+  override entries() { this.build(); return super.entries(); }
+  override forEach(fn: (v: Map<number, number>, k: number, m: Map<number, Map<number, number>>) => void, thisArg?: unknown) { this.build(); super.forEach(fn, thisArg); }
+  override [Symbol.iterator]() { this.build(); return super[Symbol.iterator](); }
 }
 
 function grow(a: Uint32Array): Uint32Array {
