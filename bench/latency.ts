@@ -14,7 +14,8 @@ export async function latencyBench(): Promise<void> {
   const rows: (string | number)[][] = [];
   try {
     const { out: init } = svc(dir.path, ['init', '--yes']);
-    svc(dir.path, ['datasets', 'create', 'scifact']);
+    // text search alone: without vectors to build, the server does no embedding while it is measured
+    svc(dir.path, ['datasets', 'create', 'scifact', '--no-semantic']);
     svc(dir.path, ['ingest', 'scifact', CORPUS, '--format', 'ndjson', '--id-field', '_id', '--body-field', 'text', '--wait']);
     const server = await serve(dir.path);
     try {
