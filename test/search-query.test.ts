@@ -226,4 +226,11 @@ describe('invalid q', () => {
   it('points at the offending column', () => {
     expect(() => compileQuery('level:INFO)')).toThrow(/column 11/);
   });
+
+  it('refuses a range without its closing bracket, and still reads a bracketed word', () => {
+    expect(() => compileQuery('status:[500 TO 599')).toThrow(/unclosed range: write status:\[min TO max\]/);
+    expect(() => compileQuery('bytes:{1 TO *')).toThrow(/unclosed range/);
+    const word = compileQuery('msg:[INFO]');
+    expect(word.matches({ metadata: { msg: '[INFO]' } } as never)).toBe(true);
+  });
 });

@@ -114,6 +114,8 @@ function rewrite(q: string): string {
 function rewriteValue(q: string, i: number, field: string, op: string): [string, number] {
   const prefix = `${field}:${op}`;
   const range = op === '' ? match(RANGE, q, i) : null;
+  // quoted below, `f:[1 TO 5` would be the word "[1" and match nothing: say what is wrong instead
+  if (range === null && op === '' && /^[[{][^\]}]*$/.test(q.slice(i))) throw invalidQ(q, `unclosed range: write ${field}:[min TO max]`);
   if (range !== null) {
     const [all, open, lo, hi, close] = range;
     if (PLAIN_NUMBER.test(lo) && PLAIN_NUMBER.test(hi)) return [prefix + all, all.length];
