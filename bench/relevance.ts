@@ -1,10 +1,9 @@
 /** Relevance on SciFact test: svc's engine, plain MiniSearch, and MiniSearch with the engine's analyzer. */
-import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { Engine } from '../src/engine/index.js';
 import { evaluate } from './lib/metrics.js';
 import { miniScifact } from './lib/mini.js';
-import { CORPUS, corpus, qrels, queries } from './lib/scifact.js';
+import { corpus, ingestScifact, qrels, queries } from './lib/scifact.js';
 import { tempDir } from './lib/svc.js';
 import { fixed, printTable } from './lib/table.js';
 
@@ -22,9 +21,7 @@ export async function relevanceBench(): Promise<void> {
   try {
     await engine.init('bench', 'admin@localhost');
     const caller = engine.localCaller();
-    await engine.datasets.create(caller, { dataset_id: 'scifact' });
-    const run = await engine.ingest.submit(caller, createReadStream(CORPUS), { dataset_id: 'scifact', format: 'ndjson', filename: 'corpus.jsonl', id_field: '_id', body_field: 'text' });
-    await engine.ingest.wait(caller, run.ingest_run_id);
+    await ingestScifact(engine);
     const rankings = new Map<string, string[]>();
     for (const q of qs) rankings.set(q.id, (await engine.search.search(caller, { text: q.text, datasets: ['scifact'], limit: 100 })).records.map((r) => r.id));
     row('svc engine', rankings);

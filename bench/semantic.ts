@@ -5,7 +5,6 @@
  *   - nDCG@10 on SciFact test for text, semantic and hybrid; fusion and expansion tuned on train.
  * Run: npm run build && npx tsc -p bench/tsconfig.json && node .bench/bench/semantic.js [--tune] [--tune-expansion]
  */
-import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { exactSearch, Index, MetricKind, ScalarKind } from 'usearch';
 import type { SearchRequest } from '../src/api/search.js';
@@ -17,17 +16,16 @@ import { FUSION, fuseRRF, fuseZ } from '../src/engine/vector/fusion.js';
 import { HNSW } from '../src/engine/vector/vectorIndex.js';
 import { EXPANSION } from '../src/engine/vector/vocabulary.js';
 import { evaluate } from './lib/metrics.js';
-import { CORPUS, corpus, qrels, queries, type Query } from './lib/scifact.js';
+import { corpus, ingestScifact, qrels, queries, type Query } from './lib/scifact.js';
 import { tempDir } from './lib/svc.js';
 import { fixed, printTable } from './lib/table.js';
 
-const INGEST = { dataset_id: '', format: 'ndjson' as const, filename: 'corpus.jsonl', id_field: '_id', body_field: 'text' };
 const secs = (since: number) => (performance.now() - since) / 1000;
 
 export async function semanticBench(tune = process.argv.includes('--tune')): Promise<void> {
   await embeddingThroughput();
   const dir = tempDir('svc-bench-semantic-');
-  const engine = await Engine.open(join(dir.path, 'data'));
+  const engine = await Engine.open(join(dir.path, 'data'), { background: true }); // embeds as svc serve does
   try {
     await engine.init('bench', 'admin@localhost');
     const caller = engine.localCaller();
@@ -69,10 +67,8 @@ async function embeddingThroughput(): Promise<void> {
 async function ingestOnOff(engine: Engine, caller: Caller): Promise<void> {
   const rows: (string | number)[][] = [];
   for (const [id, semantic] of [['scifact-text', false], ['scifact', true]] as const) {
-    await engine.datasets.create(caller, { dataset_id: id, semantic });
     const started = performance.now();
-    const run = await engine.ingest.submit(caller, createReadStream(CORPUS), { ...INGEST, dataset_id: id });
-    const ready = await engine.ingest.wait(caller, run.ingest_run_id);
+    const ready = await ingestScifact(engine, { dataset_id: id, semantic });
     const readyAt = secs(started);
     await engine.jobs.drain();
     const all = secs(started);

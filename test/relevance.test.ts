@@ -1,9 +1,9 @@
-import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluate, ndcgAt, recallAt } from '../bench/lib/metrics.js';
-import { CORPUS, qrels, queries } from '../bench/lib/scifact.js';
+import { ingestScifact, qrels, queries } from '../bench/lib/scifact.js';
 import { Engine } from '../src/engine/index.js';
 import { makeTransform } from '../src/engine/ingest/transform.js';
 
@@ -37,10 +37,7 @@ describe('SciFact relevance', () => {
     dir = mkdtempSync(join(tmpdir(), 'svc-relevance-'));
     engine = await Engine.open(dir);
     await engine.init('bench', 'admin@localhost');
-    const caller = engine.localCaller();
-    await engine.datasets.create(caller, { dataset_id: 'scifact' });
-    const run = await engine.ingest.submit(caller, createReadStream(CORPUS), { dataset_id: 'scifact', format: 'ndjson', filename: 'corpus.jsonl', id_field: '_id', body_field: 'text' });
-    const done = await engine.ingest.wait(caller, run.ingest_run_id);
+    const done = await ingestScifact(engine);
     expect(done.status).toBe('ready');
     expect(done.documents.parsed).toBe(5183);
   }, 120_000);

@@ -1,8 +1,8 @@
 /** The builtin embedder end to end: SciFact through semantic and hybrid search, and the CLI's semantic flags. */
-import { createReadStream, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CORPUS } from '../bench/lib/scifact.js';
+import { CORPUS, ingestScifact } from '../bench/lib/scifact.js';
 import type { ResultRecord } from '../src/api/search.js';
 import { Engine } from '../src/engine/index.js';
 import { init, svc, tempDir } from './helpers/cli.js';
@@ -17,12 +17,10 @@ describe('SciFact with the builtin embedder', () => {
     engine = await Engine.open(dir.path, { background: true }); // embeds as `svc serve` does
     await engine.init('bench', 'admin@localhost');
     const caller = engine.localCaller();
-    await engine.datasets.create(caller, { dataset_id: 'scifact' });
-    const run = await engine.ingest.submit(caller, createReadStream(CORPUS), { dataset_id: 'scifact', format: 'ndjson', filename: 'corpus.jsonl', id_field: '_id', body_field: 'text' });
-    const ready = await engine.ingest.wait(caller, run.ingest_run_id);
+    const ready = await ingestScifact(engine);
     expect(ready.status).toBe('ready');
     await engine.jobs.drain();
-    const embedded = engine.ingest.get(caller, run.ingest_run_id);
+    const embedded = engine.ingest.get(caller, ready.ingest_run_id);
     expect(embedded.documents).toMatchObject({ semantic_embedded: 5183, semantic_failed: 0, semantic_total: 5183 });
     expect(embedded.lifecycle.state).toBe('ready');
     expect(embedded.ready_for).toEqual({ text_search: true, sql_search: expect.any(Boolean), semantic_search: true });

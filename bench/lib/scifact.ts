@@ -1,5 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { DatasetCreate } from '../../src/api/datasets.js';
+import type { IngestRun } from '../../src/api/ingest.js';
+import type { Engine } from '../../src/engine/index.js';
 import { DATA } from './paths.js';
 import type { Qrels } from './metrics.js';
 
@@ -34,4 +37,12 @@ export function qrels(split: 'test' | 'train'): Qrels {
     out.get(qid)!.add(docId);
   }
   return out;
+}
+
+/** Creates a dataset in the engine's first tenant and ingests SciFact's corpus into it; resolves with the ended run. */
+export async function ingestScifact(engine: Engine, dataset: DatasetCreate = { dataset_id: 'scifact' }): Promise<IngestRun> {
+  const caller = engine.localCaller();
+  await engine.datasets.create(caller, dataset);
+  const run = await engine.ingest.submit(caller, createReadStream(CORPUS), { dataset_id: dataset.dataset_id, format: 'ndjson', filename: 'corpus.jsonl', id_field: '_id', body_field: 'text' });
+  return engine.ingest.wait(caller, run.ingest_run_id);
 }
