@@ -146,6 +146,20 @@ export function compareTest(qv: unknown): (rv: unknown) => number | null {
   };
 }
 
+export type Order = 'gt' | 'gte' | 'lt' | 'lte';
+const ACCEPT: Record<Order, (c: number) => boolean> = { gt: (c) => c > 0, gte: (c) => c >= 0, lt: (c) => c < 0, lte: (c) => c <= 0 };
+
+/** A field value (or any element of an array) that stands in `order` to the bound `qv`, as compareTest orders them. */
+export function orderTest(qv: unknown, order: Order): (v: unknown) => boolean {
+  const cmp = compareTest(qv);
+  const accept = ACCEPT[order];
+  return (v) =>
+    anyValue(v, (x) => {
+      const c = cmp(x);
+      return c !== null && accept(c);
+    });
+}
+
 /** A field value matches when it does, or, for an array, when any element does. */
 export function anyValue(v: unknown, test: (scalar: unknown) => boolean): boolean {
   if (Array.isArray(v)) {

@@ -1,7 +1,7 @@
 import { Invalid, type Loc } from '../errors.js';
 import type { TimeFilter, WhereItem } from '../../api/search.js';
 import type { StoredRecord } from '../records.js';
-import { anyValue, compareTest, equalsTest, fieldGetter, parseDate, toEpochMs, toNumber } from './fieldValue.js';
+import { anyValue, equalsTest, fieldGetter, orderTest, parseDate, toEpochMs, toNumber } from './fieldValue.js';
 
 export type { TimeFilter, WhereItem };
 export type WhereOp = WhereItem['op'];
@@ -76,13 +76,7 @@ function valueTest(op: WhereOp, value: unknown, fail: (msg: string) => null): Va
       if (toNumber(value) === null && (typeof value !== 'string' || parseDate(value) === null)) {
         return fail(`${op} needs a number or an ISO-8601 date`);
       }
-      const cmp = compareTest(value);
-      const accept = ORDER[op];
-      return (v) =>
-        anyValue(v, (x) => {
-          const c = cmp(x);
-          return c !== null && accept(c);
-        });
+      return orderTest(value, op);
     }
     case 'exists': {
       if (value !== undefined && value !== null && typeof value !== 'boolean') return fail('exists takes true or false');
@@ -101,13 +95,6 @@ function valueTest(op: WhereOp, value: unknown, fail: (msg: string) => null): Va
     }
   }
 }
-
-const ORDER: Record<string, (c: number) => boolean> = {
-  gt: (c) => c > 0,
-  gte: (c) => c >= 0,
-  lt: (c) => c < 0,
-  lte: (c) => c <= 0,
-};
 
 function isScalar(v: unknown): boolean {
   return v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';

@@ -2,7 +2,7 @@ import { parse, type ParserAst, type TagToken } from 'liqe';
 import { Invalid } from '../errors.js';
 import type { StoredRecord } from '../records.js';
 import { analyze, tokenize } from '../text/analyzer.js';
-import { anyValue, compareTest, equalsTest, fieldGetter, toNumber } from './fieldValue.js';
+import { anyValue, equalsTest, fieldGetter, orderTest, toNumber, type Order } from './fieldValue.js';
 
 /** A `q` compiled once into closures; `matches` runs per record. */
 export interface CompiledQuery {
@@ -375,21 +375,10 @@ function compileValueTest(expr: TagToken['expression'], op: string, input: strin
     const eq = equalsTest(value);
     return (v) => anyValue(v, eq);
   }
-  const cmp = compareTest(value);
-  const accept = ORDER[op];
-  return (v) =>
-    anyValue(v, (x) => {
-      const c = cmp(x);
-      return c !== null && accept(c);
-    });
+  return orderTest(value, ORDER[op]);
 }
 
-const ORDER: Record<string, (c: number) => boolean> = {
-  ':>': (c) => c > 0,
-  ':>=': (c) => c >= 0,
-  ':<': (c) => c < 0,
-  ':<=': (c) => c <= 0,
-};
+const ORDER: Record<string, Order> = { ':>': 'gt', ':>=': 'gte', ':<': 'lt', ':<=': 'lte' };
 
 function regexOf(literal: string, input: string): RegExp {
   const end = literal.lastIndexOf('/');
