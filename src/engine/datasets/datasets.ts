@@ -22,12 +22,11 @@ export interface DatasetState {
 }
 
 export class Datasets {
-  /** Whether a dataset's vectors are complete; set by the vector side. */
-  semanticReady: (tenantId: string, datasetId: string) => boolean = () => false;
-
   constructor(
     private readonly store: Store,
     private readonly sources: Sources,
+    /** whether a dataset's vectors are complete (the vector side knows) */
+    private readonly semanticReady: (tenantId: string, datasetId: string) => boolean,
   ) {}
 
   state(tenantId: string, datasetId: string): DatasetState {

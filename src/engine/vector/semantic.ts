@@ -37,7 +37,6 @@ export class Semantic {
       if (from === store) this.indexes.peek(t, d)?.remove(seqs);
     };
     recordsDeleted.push(this.onDeleted);
-    datasets.semanticReady = (t, d) => this.indexes.ready(t, d);
   }
 
   close(): void {
