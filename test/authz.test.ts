@@ -18,18 +18,16 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { SignJWT } from 'jose';
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../src/engine/index.js';
 import { buildApp, routesOf } from '../src/server/app.js';
 import { POLICY, policyKey, type RoutePolicy } from '../src/server/policy.js';
 import { init, tempDir } from './helpers/cli.js';
+import { client, expectStatus, until, type Json, type Res } from './helpers/http.js';
 
 // ---------------------------------------------------------------------------------------------
 // HTTP
 
-type Json = any;
-interface Res { status: number; body: Json; text: string }
 interface Req {
   method: string;
   path: string;
@@ -46,44 +44,18 @@ interface Req {
 
 let baseUrl: string;
 
-async function call(r: Req): Promise<Res> {
-  const headers: Record<string, string> = {};
-  if (r.authorization !== undefined) headers.authorization = r.authorization;
-  else if (r.token) headers.authorization = `Bearer ${r.token}`;
-  if (r.tenant) headers['x-service-tenant-id'] = r.tenant;
-  let body: string | undefined;
-  if (r.json !== undefined) {
-    body = JSON.stringify(r.json);
-    headers['content-type'] = 'application/json';
-  } else if (r.raw !== undefined) {
-    body = r.raw;
-    headers['content-type'] = r.contentType ?? 'application/octet-stream';
-  }
-  const res = await request(baseUrl + r.path, { method: r.method as 'GET', headers, body });
-  const text = await res.body.text();
-  let parsed: Json;
-  try {
-    parsed = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.statusCode, body: parsed, text };
-}
+const http = client(() => baseUrl);
 
-function expectStatus(res: Res, status: number, what = ''): Json {
-  expect(res.status, `${what} HTTP ${res.status}: ${res.text.slice(0, 400)}`).toBe(status);
-  return res.body;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
+/** A raw Authorization value wins over the token. */
+const call = (r: Req): Promise<Res> =>
+  http.call(r.method, r.path, {
+    json: r.json,
+    body: r.raw,
+    contentType: r.contentType,
+    token: r.authorization === undefined ? r.token : null,
+    tenant: r.tenant,
+    headers: r.authorization === undefined ? undefined : { authorization: r.authorization },
+  });
 
 // ---------------------------------------------------------------------------------------------
 // The world

@@ -8,28 +8,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SignJWT, decodeJwt } from 'jose';
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATA, init, serve, svc, tempDir, type Server } from './helpers/cli.js';
+import { client, expectStatus, until, type Json } from './helpers/http.js';
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-type Json = any;
-interface Res { status: number; headers: Record<string, string | string[] | undefined>; body: Json; text: string }
-
-interface CallOpts {
-  /** JSON body (serialized here) */
-  json?: unknown;
-  /** raw body bytes, sent as they are */
-  raw?: string | Buffer;
-  contentType?: string;
-  /** bearer token; `null` sends no Authorization header */
-  token?: string | null;
-  /** tenant header; `null` sends none */
-  tenant?: string | null;
-  headers?: Record<string, string>;
-}
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const RUN_DONE = new Set(['ready', 'failed']);
@@ -42,50 +26,7 @@ let dir: ReturnType<typeof tempDir>;
 let server: Server;
 let admin: { tenant_id: string; user_id: string; token: string };
 
-async function call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, o: CallOpts = {}): Promise<Res> {
-  const headers: Record<string, string> = { ...o.headers };
-  const token = o.token === undefined ? admin.token : o.token;
-  const tenant = o.tenant === undefined ? admin.tenant_id : o.tenant;
-  if (token !== null) headers.authorization = `Bearer ${token}`;
-  if (tenant !== null) headers['x-service-tenant-id'] = tenant;
-  let body: string | Buffer | undefined;
-  if (o.json !== undefined) {
-    body = JSON.stringify(o.json);
-    headers['content-type'] = o.contentType ?? 'application/json';
-  } else if (o.raw !== undefined) {
-    body = o.raw;
-    if (o.contentType) headers['content-type'] = o.contentType;
-  }
-  const res = await request(server.url + path, { method, headers, body });
-  const text = await res.body.text();
-  let parsed: Json;
-  try {
-    parsed = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.statusCode, headers: res.headers, body: parsed, text };
-}
-
-const get = (path: string, o?: CallOpts) => call('GET', path, o);
-const post = (path: string, json: unknown, o?: CallOpts) => call('POST', path, { ...o, json });
-
-/** Asserts the status, showing the body when it is not the expected one. */
-function expectStatus(res: Res, status: number): Json {
-  expect(res.status, `HTTP ${res.status}: ${res.text.slice(0, 500)}`).toBe(status);
-  return res.body;
-}
-
-/** Polls `probe` until it returns a value other than undefined, or fails at the deadline. */
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000, everyMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
+const { call, get, post } = client(() => server.url, () => ({ token: admin.token, tenant: admin.tenant_id }));
 
 async function createDataset(datasetId: string, extra: Record<string, unknown> = {}): Promise<Json> {
   return expectStatus(await post('/v1/admin/datasets', { dataset_id: datasetId, ...extra }), 201);
@@ -93,7 +34,7 @@ async function createDataset(datasetId: string, extra: Record<string, unknown> =
 
 /** POST …/stream: returns the 202 run as the server answered it. */
 async function streamIngest(sourceKey: string, body: string | Buffer, format: string, contentType = 'application/octet-stream', query = ''): Promise<Json> {
-  const res = await call('POST', `/v1/ingest/sources/${sourceKey}/stream?format=${format}${query}`, { raw: body, contentType });
+  const res = await call('POST', `/v1/ingest/sources/${sourceKey}/stream?format=${format}${query}`, { body, contentType });
   return expectStatus(res, 202);
 }
 
@@ -310,7 +251,7 @@ describe('datasets', () => {
   });
 
   it('a malformed JSON body → 422 of type json_invalid', async () => {
-    const res = await call('POST', '/v1/admin/datasets', { raw: '{"dataset_id": "x",', contentType: 'application/json' });
+    const res = await call('POST', '/v1/admin/datasets', { body: '{"dataset_id": "x",', contentType: 'application/json' });
     const body = expectStatus(res, 422);
     expect(body.detail).toEqual([expect.objectContaining({ loc: ['body'], type: 'json_invalid', msg: expect.any(String) })]);
   });
@@ -507,12 +448,12 @@ describe('ingest stream and runs', () => {
   });
 
   it('an unknown format → 422 at query.format', async () => {
-    const res = await call('POST', '/v1/ingest/sources/ingest-ok/stream?format=xml', { raw: 'x', contentType: 'text/plain' });
+    const res = await call('POST', '/v1/ingest/sources/ingest-ok/stream?format=xml', { body: 'x', contentType: 'text/plain' });
     expect(expectStatus(res, 422).detail).toContainEqual(expect.objectContaining({ loc: ['query', 'format'] }));
   });
 
   it('an unknown source key → 404 naming it', async () => {
-    const res = await call('POST', '/v1/ingest/sources/no-such-source/stream?format=text', { raw: 'x\n', contentType: 'text/plain' });
+    const res = await call('POST', '/v1/ingest/sources/no-such-source/stream?format=text', { body: 'x\n', contentType: 'text/plain' });
     expect(expectStatus(res, 404).detail).toContain('no-such-source');
   });
 

@@ -12,26 +12,14 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../src/engine/index.js';
 import { openStore, SYSTEM } from '../src/engine/store/db.js';
 import { SVC, init, serve, svc, tempDir, type Server } from './helpers/cli.js';
+import { client, expectStatus, until, type CallOpts, type Json, type Res } from './helpers/http.js';
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-type Json = any;
-interface Res { status: number; body: Json; text: string }
-interface CallOpts {
-  json?: unknown;
-  raw?: string;
-  contentType?: string;
-  /** bearer token; `null` sends no Authorization header; default: A's admin session */
-  token?: string | null;
-  /** tenant header; `null` sends none; default: A */
-  tenant?: string | null;
-}
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
@@ -44,38 +32,7 @@ const B = { id: '', name: 'bravo', email: 'b-admin@example.test', userId: '', to
 /** every credential this file saw: none may be stored in plaintext or logged */
 const tokens: string[] = [];
 
-async function call(method: string, path: string, o: CallOpts = {}): Promise<Res> {
-  const headers: Record<string, string> = {};
-  const token = o.token === undefined ? admin.token : o.token;
-  const tenant = o.tenant === undefined ? admin.tenant_id : o.tenant;
-  if (token !== null) headers.authorization = `Bearer ${token}`;
-  if (tenant !== null) headers['x-service-tenant-id'] = tenant;
-  let body: string | undefined;
-  if (o.json !== undefined) {
-    body = JSON.stringify(o.json);
-    headers['content-type'] = 'application/json';
-  } else if (o.raw !== undefined) {
-    body = o.raw;
-    headers['content-type'] = o.contentType ?? 'application/octet-stream';
-  }
-  const res = await request(server.url + path, { method: method as 'GET', headers, body });
-  const text = await res.body.text();
-  let parsed: Json;
-  try {
-    parsed = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.statusCode, body: parsed, text };
-}
-const get = (path: string, o?: CallOpts) => call('GET', path, o);
-const post = (path: string, json: unknown, o?: CallOpts) => call('POST', path, { ...o, json });
-const del = (path: string, o?: CallOpts) => call('DELETE', path, o);
-
-function expectStatus(res: Res, status: number): Json {
-  expect(res.status, `HTTP ${res.status}: ${res.text.slice(0, 500)}`).toBe(status);
-  return res.body;
-}
+const { call, get, post, del } = client(() => server.url, () => ({ token: admin.token, tenant: admin.tenant_id }));
 
 /** ApiError: `detail` is a string, or {code, message}. */
 function expectApiError(res: Res, status: number) {
@@ -90,21 +47,11 @@ function expectValidation(res: Res, loc: (string | number)[]) {
   expect(body.detail).toContainEqual(expect.objectContaining({ loc, msg: expect.any(String), type: expect.any(String) }));
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000, everyMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
-
 const ndjson = (rows: unknown[]) => rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
 
 /** Streams rows into a dataset's hosted source and waits for the run to be ready. */
 async function ingest(datasetId: string, rows: unknown[], o: CallOpts = {}): Promise<Json> {
-  const accepted = expectStatus(await call('POST', `/v1/ingest/sources/${datasetId}/stream?format=ndjson`, { ...o, raw: ndjson(rows), contentType: 'application/x-ndjson' }), 202);
+  const accepted = expectStatus(await call('POST', `/v1/ingest/sources/${datasetId}/stream?format=ndjson`, { ...o, body: ndjson(rows), contentType: 'application/x-ndjson' }), 202);
   const run = await until(`run ${accepted.ingest_run_id}`, async () => {
     const r = expectStatus(await get(`/v1/ingest/runs/${accepted.ingest_run_id}`, o), 200);
     return r.status === 'ready' || r.status === 'failed' ? r : undefined;
@@ -238,7 +185,7 @@ describe('members', () => {
 
     expectApiError(await post('/v1/admin/datasets', { dataset_id: 'mine' }, o), 403);
     expectApiError(await del('/v1/admin/datasets/team-logs', o), 403);
-    expectApiError(await call('POST', '/v1/ingest/sources/team-logs/stream?format=ndjson', { ...o, raw: ndjson([{ id: 'x', msg: 'y' }]) }), 403);
+    expectApiError(await call('POST', '/v1/ingest/sources/team-logs/stream?format=ndjson', { ...o, body: ndjson([{ id: 'x', msg: 'y' }]) }), 403);
     expectApiError(await post('/v1/admin/members', { email: 'friend@example.test', role: 'admin' }, o), 403);
     expectApiError(await post('/v1/admin/api-keys', { name: 'mine', role: 'member' }, o), 403);
     expectApiError(await post('/v1/admin/platform-keys', { name: 'mine' }, o), 403);
@@ -574,7 +521,7 @@ describe('platform tenants: deletion during an ingest', () => {
     const rows = Array.from({ length: 40_000 }, (_, i) => ({ id: `bulk-${i}`, msg: `bulk event number ${i} for the race`, level: 'INFO' }));
     // two runs of one dataset: the second waits in the queue behind the first
     for (let i = 0; i < 2; i++) {
-      expectStatus(await call('POST', '/v1/ingest/sources/bulk/stream?format=ndjson', { ...o, raw: ndjson(rows), contentType: 'application/x-ndjson' }), 202);
+      expectStatus(await call('POST', '/v1/ingest/sources/bulk/stream?format=ndjson', { ...o, body: ndjson(rows), contentType: 'application/x-ndjson' }), 202);
     }
     const job = expectStatus(await del(`/v1/platform/tenants/${t.tenant_id}`, { token: platform.token, tenant: null }), 200);
     expect(job).toMatchObject({ scope: 'tenant', status: 'succeeded' });
