@@ -12,9 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATA, init, serve, svc, tempDir, type Server } from './helpers/cli.js';
-
-type Json = any;
-interface Res { status: number; headers: Record<string, string | string[] | undefined>; body: Json; text: string }
+import { client, expectStatus, until, type Json } from './helpers/http.js';
 
 const PART_MAX = 2 ** 20;
 const apachePath = join(DATA, 'ingest/apache_access_combined.log');
@@ -26,44 +24,12 @@ let dir: ReturnType<typeof tempDir>;
 let server: Server;
 let admin: { tenant_id: string; user_id: string; token: string };
 
-async function call(method: 'GET' | 'POST' | 'PUT', url: string, o: { json?: unknown; body?: Buffer | AsyncIterable<Buffer>; token?: string | null } = {}): Promise<Res> {
-  const headers: Record<string, string> = {};
-  const token = o.token === undefined ? admin.token : o.token;
-  if (token !== null) {
-    headers.authorization = `Bearer ${token}`;
-    headers['x-service-tenant-id'] = admin.tenant_id;
-  }
-  if (o.json !== undefined) headers['content-type'] = 'application/json';
-  const res = await request(url.startsWith('http') ? url : server.url + url, { method, headers, body: o.json !== undefined ? JSON.stringify(o.json) : (o.body as Buffer) });
-  const text = await res.body.text();
-  let body: Json;
-  try {
-    body = text ? JSON.parse(text) : undefined;
-  } catch {
-    body = undefined;
-  }
-  return { status: res.statusCode, headers: res.headers, body, text };
-}
-
-function expectStatus(res: Res, status: number): Json {
-  expect(res.status, `HTTP ${res.status}: ${res.text.slice(0, 500)}`).toBe(status);
-  return res.body;
-}
+const { call } = client(() => server.url, () => ({ token: admin.token, tenant: admin.tenant_id }));
 
 const post = (path: string, json: unknown, token?: string | null) => call('POST', path, { json, token });
 /** A PUT to a part URL: no bearer token, no tenant header — the URL is the credential. */
-const putPart = (url: string, body: Buffer | AsyncIterable<Buffer>) => call('PUT', url, { body, token: null });
+const putPart = (url: string, body: Buffer | AsyncIterable<Buffer>) => call('PUT', url, { body, token: null, tenant: null });
 const uploads = (source: string) => `/v1/ingest/sources/${source}/uploads`;
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 const waitRun = (id: string) =>
   until(`run ${id}`, async () => {

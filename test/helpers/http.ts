@@ -10,7 +10,7 @@ export interface CallOpts {
   /** JSON body (serialized here) */
   json?: unknown;
   /** raw body, sent as it is */
-  body?: string | Buffer;
+  body?: string | Buffer | AsyncIterable<Buffer>;
   /** content type of a raw body (default: application/octet-stream) */
   contentType?: string;
   /** bearer token; `null` sends no Authorization header */
@@ -35,12 +35,13 @@ export function client(url: Lazy<string>, auth: Lazy<{ token?: string; tenant?: 
     const tenant = o.tenant === undefined ? defaultTenant : o.tenant;
     if (token) headers.authorization = `Bearer ${token}`;
     if (tenant) headers['x-service-tenant-id'] = tenant;
-    let body: string | Buffer | undefined = o.body;
+    let body = o.body;
     if (o.json !== undefined) {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(o.json);
     } else if (body !== undefined) headers['content-type'] = o.contentType ?? headers['content-type'] ?? 'application/octet-stream';
-    const res = await request(now(url) + path, { method, headers, body });
+    // an absolute URL (a signed part URL) is taken as it is
+    const res = await request(path.startsWith('http') ? path : now(url) + path, { method, headers, body: body as Buffer });
     const text = await res.body.text();
     let parsed: Json;
     try {
