@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { request } from 'undici';
 import { type Embedder, EmbedderRejected, EmbedderUnavailable, type EmbedPurpose, normalize } from './embedder.js';
 import { Limiter } from './limiter.js';
 
@@ -62,6 +61,7 @@ export class OpenAIEmbedder implements Embedder {
     for (let attempt = 1; attempt <= attempts; attempt++) {
       let retryAfterMs = 0;
       try {
+        const { request } = await import('undici'); // loaded when first used: most commands never call a provider
         const res = await request(this.endpoint, {
           method: 'POST',
           headers: { 'content-type': 'application/json', ...(this.o.apiKey ? { authorization: `Bearer ${this.o.apiKey}` } : {}) },
