@@ -1,13 +1,15 @@
-import { SignJWT, jwtVerify, errors } from 'jose';
 import { Unauthenticated } from '../errors.js';
 
 const ISSUER = 'svc';
+// loaded by the first session issued or checked: a local command on the data dir needs none
+const jose = () => import('jose');
 
 /** Console sessions: HS256 JWTs signed with the data dir's secret. */
 export class Sessions {
   constructor(private readonly secret: Buffer) {}
 
-  issue(userId: string, ttlSeconds: number): Promise<string> {
+  async issue(userId: string, ttlSeconds: number): Promise<string> {
+    const { SignJWT } = await jose();
     return new SignJWT({ typ: 'session' })
       .setProtectedHeader({ alg: 'HS256' })
       .setSubject(userId)
@@ -19,6 +21,7 @@ export class Sessions {
 
   /** The user a valid session stands for, and when the session expires. */
   async verify(token: string): Promise<{ userId: string; expiresAtMs: number }> {
+    const { jwtVerify, errors } = await jose();
     try {
       const { payload } = await jwtVerify(token, this.secret, { issuer: ISSUER, algorithms: ['HS256'] });
       if (payload.typ !== 'session' || typeof payload.sub !== 'string') throw new Unauthenticated('invalid token');

@@ -3,7 +3,7 @@ import type { Caller } from '../auth/caller.js';
 import { newId } from '../ids.js';
 import type { StoredRecord } from '../records.js';
 import type { Store } from '../store/db.js';
-import { execute, type Row } from './execute.js';
+import type { Row } from './execute.js';
 import { checkStatement } from './guard.js';
 import { encodeCursor, fingerprint, SqlPages } from './pages.js';
 import type { SqlIndexes } from './sqlIndexes.js';
@@ -40,6 +40,7 @@ export class SqlQueries {
     const conn = await db.connect();
     try {
       const { datasets } = await checkStatement(conn, req.sql, db.catalog);
+      const { execute } = await import('./execute.js'); // with DuckDB's value helpers: loaded by the first query, not at start-up
       const answer = await execute(conn, req.sql, params, this.indexes.limits.maxResultRows, this.indexes.limits);
       const searchId = newId('srch');
       const total = answer.rows.length;

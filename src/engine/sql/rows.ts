@@ -1,7 +1,8 @@
-import { DuckDBTimestampValue, type DuckDBAppender } from '@duckdb/node-api';
+import type { DuckDBAppender, DuckDBTimestampValue } from '@duckdb/node-api';
 import { valueType, type ValueType } from '../fields/discover.js';
 import { toIsoTime } from '../ingest/transform.js';
 import type { StoredRecord } from '../records.js';
+import { duckdb } from './duckdb.js';
 import type { ColumnDef } from './schema.js';
 
 /** Metadata values at flattened paths, typed the way field discovery types them, as parallel arrays (no object per value). */
@@ -46,7 +47,7 @@ const INT64_MAX_EXCLUSIVE = 2 ** 63;
 function timestamp(v: unknown): DuckDBTimestampValue | null {
   const iso = typeof v === 'string' && v.endsWith('Z') && v.length === 24 ? v : toIsoTime(v);
   const ms = iso === null ? NaN : Date.parse(iso);
-  return Number.isFinite(ms) ? new DuckDBTimestampValue(BigInt(ms) * 1000n) : null;
+  return Number.isFinite(ms) ? new (duckdb().DuckDBTimestampValue)(BigInt(ms) * 1000n) : null;
 }
 
 function appendValue(app: DuckDBAppender, type: ValueType, v: unknown): void {

@@ -1,6 +1,7 @@
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { mkdirSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
+import { loadDuckDB } from './duckdb.js';
 import type { SqlLimits } from './limits.js';
 import { INTERNAL_SCHEMA } from './schema.js';
 import type { TableState } from './tableState.js';
@@ -29,6 +30,7 @@ export class TenantDb {
 
   static async open(tenantId: string, path: string, limits: SqlLimits): Promise<TenantDb> {
     mkdirSync(dirname(path), { recursive: true });
+    const { DuckDBInstance } = await loadDuckDB();
     const instance = await DuckDBInstance.create(path, {
       enable_external_access: 'false',
       autoinstall_known_extensions: 'false',
