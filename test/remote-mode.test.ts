@@ -89,6 +89,9 @@ describe('remote mode', () => {
       [['search', '--q', 'a:(b'], 2],
       [['datasets', 'create', 'Bad Id!'], 2],
       [['datasets', 'create', 'ssh'], 1],
+      [['sql', 'SELEC 1'], 2],
+      [['sql', 'DELETE FROM ssh'], 2],
+      [['search', '', '--mode', 'semantic'], 2],
     ] as const) {
       const local = svc([...args], { dataDir: localDir });
       expect(local.status, args.join(' ')).toBe(code);

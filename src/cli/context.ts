@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { BadRequest, Conflict, EngineError, Forbidden, Invalid, NotFound, Unauthenticated } from '../engine/errors.js';
+import { BadRequest, Conflict, EngineError, Forbidden, Invalid, NotFound, Refused, Unauthenticated } from '../engine/errors.js';
 import { connect, type GlobalOptions } from './connect.js';
 import { emit, outputFormat, type OutputFormat } from './output.js';
 import type { Service } from './service.js';
@@ -17,7 +17,8 @@ export function exitCodeOf(err: unknown): number {
   if (err instanceof Exit) return err.code;
   if (err instanceof NotFound) return EXIT.notFound;
   if (err instanceof Unauthenticated || err instanceof Forbidden) return EXIT.auth;
-  if (err instanceof Invalid || err instanceof BadRequest) return EXIT.usage;
+  // what the API answers with 400 or 422 is bad input here too, whichever door the command went through
+  if (err instanceof Invalid || err instanceof BadRequest || (err instanceof Refused && (err.status === 400 || err.status === 422))) return EXIT.usage;
   if (err instanceof Conflict || err instanceof EngineError) return EXIT.failure;
   return EXIT.failure;
 }
