@@ -7,14 +7,14 @@ describe('svc login / logout', () => {
   const dir = tempDir('svc-login-');
   const dataDir = join(dir.path, 'data');
   const config = join(dir.path, 'config');
-  const emptyDataDir = join(dir.path, 'nothing-here');
+  const emptyDataHome = join(dir.path, 'nothing-here'); // the default data dir is $XDG_DATA_HOME/svc: none there
   const credentials = join(config, 'svc', 'credentials.json');
   let server: Server;
   let admin: ReturnType<typeof init>;
 
-  // No --url, SVC_URL or usable data dir: only a profile can make these commands work.
-  const run = (args: string[], input?: string) =>
-    svc([...args, '--output', 'json'], { dataDir: emptyDataDir, input, env: { XDG_CONFIG_HOME: config, SVC_KEYRING: 'off', SVC_PROFILE: '' } });
+  // No --url, SVC_URL, SVC_DATA_DIR or usable data dir: only a profile can make these commands work.
+  const run = (args: string[], input?: string, env: Record<string, string> = {}) =>
+    svc([...args, '--output', 'json'], { input, env: { XDG_CONFIG_HOME: config, XDG_DATA_HOME: emptyDataHome, SVC_KEYRING: 'off', SVC_PROFILE: '', ...env } });
 
   beforeAll(async () => {
     admin = init(dataDir);
@@ -55,6 +55,16 @@ describe('svc login / logout', () => {
     expect(r.status, r.stderr).toBe(0);
     expect(r.json().datasets.map((d: any) => d.dataset_id)).toEqual(['logs']);
     expect(r.stderr).toBe('');
+  });
+
+  it('goes to a data dir named by SVC_DATA_DIR or --data-dir rather than the profile', () => {
+    const localDir = join(dir.path, 'local');
+    const local = init(localDir);
+    expect(local.tenant_id).not.toBe(admin.tenant_id);
+    expect(run(['whoami']).json().tenants[0].tenant_id).toBe(admin.tenant_id);
+    expect(run(['whoami'], undefined, { SVC_DATA_DIR: localDir }).json().tenants[0].tenant_id).toBe(local.tenant_id);
+    expect(run(['--data-dir', localDir, 'whoami']).json().tenants[0].tenant_id).toBe(local.tenant_id);
+    expect(run(['whoami'], undefined, { SVC_DATA_DIR: '' }).json().tenants[0].tenant_id).toBe(admin.tenant_id); // empty is unset
   });
 
   it('treats an unknown --profile as not found', () => {

@@ -17,8 +17,8 @@ export interface GlobalOptions {
   token?: string;
   tenant?: string;
   profile?: string;
-  /** set when --data-dir was given on the command line: it then wins over a saved profile */
-  dataDirFlag?: boolean;
+  /** set when --data-dir or SVC_DATA_DIR names a data dir: it then wins over a saved profile */
+  dataDirGiven?: boolean;
   output?: string;
   json?: boolean;
   yes?: boolean;
@@ -27,14 +27,14 @@ export interface GlobalOptions {
 /** Lifetime of the session a local command mints to talk to the server holding its data dir. */
 const DELEGATED_SESSION_TTL = 300;
 
-export const dataDirOf = (g: GlobalOptions) => g.dataDir ?? defaultDataDir();
-
 /** An empty value (`SVC_URL=`) counts as unset, so a variable can be blanked out without unsetting it. */
 export const given = (v: string | undefined) => (v ? v : undefined);
 
+export const dataDirOf = (g: GlobalOptions) => given(g.dataDir) ?? defaultDataDir();
+
 /**
- * Remote mode with --url/SVC_URL; else (unless --data-dir was given) the profile's server, if it
- * has one; else the server holding the data dir, if one runs; else the engine in this process.
+ * Remote mode with --url/SVC_URL; else (unless --data-dir or SVC_DATA_DIR names a data dir) the
+ * profile's server, if it has one; else the server holding the data dir, if one runs; else the engine in this process.
  * Flags win over environment variables (commander reads both), and both win over the profile.
  */
 export async function connect(g: GlobalOptions): Promise<Service> {
@@ -47,7 +47,7 @@ export async function connect(g: GlobalOptions): Promise<Service> {
     return remoteService({ url, token: stored, tenant: tenant ?? (await onlyTenant(url, stored)) });
   }
   if (explicit && !profile) throw new NotFound(`no profile '${name}': run \`svc login --profile ${name} --url URL\``);
-  if (profile?.url && !g.dataDirFlag) {
+  if (profile?.url && !g.dataDirGiven) {
     const stored = token ?? loadToken(name, profile.url);
     if (!stored) throw new Unauthenticated(`no stored token for profile '${name}' (${profile.url}): run \`svc login --profile ${name} --url ${profile.url}\``);
     return remoteService({ url: profile.url, token: stored, tenant: tenant ?? profile.tenant ?? (await onlyTenant(profile.url, stored)) });

@@ -43,7 +43,8 @@ export async function confirmDestructive(globals: GlobalOptions, question: strin
 
 /** Runs a command around one connected Service, always closing it. */
 export async function withService(cmd: Command, fn: (ctx: Ctx) => Promise<void>): Promise<void> {
-  const globals: GlobalOptions = { ...cmd.optsWithGlobals<GlobalOptions>(), dataDirFlag: cmd.getOptionValueSourceWithGlobals('dataDir') === 'cli' };
+  const opts = cmd.optsWithGlobals<GlobalOptions>();
+  const globals: GlobalOptions = { ...opts, dataDirGiven: Boolean(opts.dataDir) && ['cli', 'env'].includes(cmd.getOptionValueSourceWithGlobals('dataDir') ?? '') };
   const format = outputFormat(globals);
   const service = await connect(globals);
   try {

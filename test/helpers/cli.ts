@@ -18,7 +18,8 @@ export interface Run { status: number; stdout: string; stderr: string; json: () 
 export function svc(args: string[], opts: { dataDir?: string; input?: string | Buffer; env?: Record<string, string> } = {}): Run {
   const r = spawnSync(process.execPath, [SVC, ...args], {
     input: opts.input ?? '',
-    env: { ...process.env, SVC_DATA_DIR: opts.dataDir ?? '', SVC_URL: '', SVC_TOKEN: '', SVC_TENANT: '', ...opts.env },
+    // without a data dir, the default one ($XDG_DATA_HOME/svc) must not be the user's own
+    env: { ...process.env, SVC_DATA_DIR: opts.dataDir ?? '', XDG_DATA_HOME: join(tmpdir(), 'svc-test-no-data-home'), SVC_URL: '', SVC_TOKEN: '', SVC_TENANT: '', ...opts.env },
     encoding: 'utf8',
     maxBuffer: 256 * 2 ** 20,
   });
