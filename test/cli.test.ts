@@ -66,6 +66,9 @@ describe('svc on a local data dir', () => {
     expect(records.map((r) => r.id)).toEqual(['e1']);
     expect(records[0].time).toBe('2026-11-22T07:00:00.000Z');
     expect(records[0].provenance).toMatchObject({ dataset_id: 'logs', line: 1, source_bucket: 'hosted' });
+    // without --wait a local command still carries the run out before it exits, and prints how it ended
+    const third = run(['ingest', 'logs', '-', '--format', 'ndjson'], JSON.stringify({ id: 'e3', level: 'INFO', message: 'late report' }));
+    expect(third.json()).toMatchObject({ status: 'ready', documents: { parsed: 1 } });
   });
 
   it('reports malformed lines with their numbers and ingests the rest', () => {

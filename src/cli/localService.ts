@@ -44,8 +44,11 @@ export function localService(engine: Engine, caller: Caller): Service {
     deleteSource: (id) => engine.deletion.source(caller, id),
     rotateIngestToken: (id) => engine.sources.rotateIngestToken(caller, id),
     revokeIngestToken: (id) => engine.sources.revokeIngestToken(caller, id),
-    ingest: (input, { dataset_id, source_key, ...options }) =>
-      engine.ingest.submit(caller, input, { ...validate(IngestOptions, strip(options), 'query'), dataset_id, source_key }),
+    // the run is carried out by this process before it exits, --wait or not: say how it ended
+    ingest: async (input, { dataset_id, source_key, ...options }) => {
+      const run = await engine.ingest.submit(caller, input, { ...validate(IngestOptions, strip(options), 'query'), dataset_id, source_key });
+      return engine.ingest.wait(caller, run.ingest_run_id);
+    },
     getRun: async (id) => engine.ingest.get(caller, id),
     listRuns: async (query) => engine.ingest.list(caller, validate(RunListQuery, strip(query), 'query')),
     waitRun: async (id, onProgress) => {

@@ -36,6 +36,7 @@ export interface Service {
   deleteSource(sourceId: number): Promise<DataDeletionJob>;
   rotateIngestToken(sourceId: number): Promise<IngestTokenMinted>;
   revokeIngestToken(sourceId: number): Promise<Source>;
+  /** the run as accepted (remote), or as it ended (local: this process carries it out) */
   ingest(input: AsyncIterable<Buffer>, target: IngestTarget): Promise<IngestRun>;
   getRun(runId: string): Promise<IngestRun>;
   listRuns(query: RunListQuery): Promise<IngestRun[]>;
