@@ -80,7 +80,7 @@ export function searchCommand(program: Command): void {
     .option('--min-score <score>', 'semantic: leave out vector matches below this cosine', (v) => Number(v))
     .option('--limit <n>', 'records per page (max 1000)', (v) => Number(v))
     .option('--cursor <cursor>', 'next page: the next_cursor of the previous answer')
-    .addHelpText('after', `\nExamples:\n  svc search "PacketResponder terminating" --dataset logs\n  svc search block --dataset logs --where 'level eq WARN' --output ndjson | jq .provenance\n  svc search --q 'level:ERROR AND component:dfs*' --agg levels=terms:level\n  svc search "disk is slow" --semantic --dataset logs --min-score 0.5`)
+    .addHelpText('after', `\nExamples:\n  svc search "PacketResponder terminating" --dataset logs\n  svc search block --dataset logs --where 'level eq WARN' --output ndjson | jq .provenance\n  svc search --dataset hdfs --q 'Level:WARN AND Component:dfs*' --agg components=terms:Component\n  svc search "disk is slow" --semantic --dataset logs --min-score 0.5`)
     .action((text: string | undefined, o: SearchFlags, cmd: Command) =>
       withService(cmd, async ({ service, emit, format }) => {
         const req: SearchRequest = {
