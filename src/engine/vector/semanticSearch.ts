@@ -38,6 +38,11 @@ export class SemanticSearch {
     private readonly jobs: JobQueue,
   ) {}
 
+  /** In a local command, embeds the records of these datasets still waiting for vectors (a server has them in hand). */
+  async catchUp(t: string, datasetIds: string[]): Promise<void> {
+    await this.jobs.runDeferred((job) => job.type === EMBED_JOB && job.tenant_id === t && datasetIds.includes(String(job.payload.dataset_id)));
+  }
+
   /**
    * Embeds the query once per embedder among the datasets. A 409 when none of them has vectors;
    * a 503 with `semantic_search_capacity_exhausted` when the embedder cannot answer now.
@@ -45,7 +50,6 @@ export class SemanticSearch {
   async prepare(t: string, datasetIds: string[], req: SearchRequest, mode: 'semantic' | 'hybrid'): Promise<PreparedQuery> {
     const text = req.text?.trim() ?? '';
     if (!text) throw semanticRequired();
-    await this.jobs.runDeferred((job) => job.type === EMBED_JOB && job.tenant_id === t && datasetIds.includes(String(job.payload.dataset_id)));
     const spaces = datasetIds.map((d) => {
       let space;
       try {
