@@ -112,4 +112,19 @@ describe('remote mode', () => {
     expect(asKey(['datasets', 'create', 'other']).status).toBe(4);
     expect(asKey(['keys', 'create', '--name', 'x']).status).toBe(4);
   });
+
+  it('acts with a platform key across the tenants it provisions, asking for --tenant only where one is needed', () => {
+    const key = svc(['keys', 'create', '--kind', 'platform', '--name', 'provisioner', '--output', 'json'], { dataDir: join(dir.path, 'none'), env: { SVC_URL: server.url, SVC_TOKEN: token } }).json().token;
+    const asKey = (args: string[]) => svc([...args, '--output', 'json', '--yes'], { dataDir: join(dir.path, 'none'), env: { SVC_URL: server.url, SVC_TOKEN: key } });
+    const made = ['Customer A', 'Customer B'].map((name) => asKey(['tenants', 'create', name]).json());
+    const listed = asKey(['tenants', 'list']);
+    expect(listed.status, listed.stderr).toBe(0);
+    expect(listed.json().tenants.map((t: any) => t.tenant_id)).toEqual(expect.arrayContaining(made.map((t) => t.tenant_id)));
+    expect(asKey(['whoami']).status).toBe(0);
+    const scoped = asKey(['datasets', 'list']);
+    expect(scoped.status).toBe(2);
+    expect(scoped.stderr).toMatch(/reaches \d+ tenants: choose one with --tenant/);
+    expect(asKey(['--tenant', made[0].tenant_id, 'datasets', 'list']).status).toBe(0);
+    expect(asKey(['tenants', 'delete', made[1].tenant_id]).json()).toMatchObject({ scope: 'tenant', status: 'succeeded' });
+  });
 });

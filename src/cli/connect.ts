@@ -44,13 +44,13 @@ export async function connect(g: GlobalOptions): Promise<Service> {
     if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) throw new Invalid(`invalid server URL '${url}': use http(s)://host:port`);
     const stored = token ?? loadToken(name, url);
     if (!stored) throw new Unauthenticated('a token is required with --url: pass --token, set SVC_TOKEN or run `svc login`');
-    return remoteService({ url, token: stored, tenant: tenant ?? (await onlyTenant(url, stored)) });
+    return remoteService({ url, token: stored, tenant: tenant ?? (() => onlyTenant(url, stored)) });
   }
   if (explicit && !profile) throw new NotFound(`no profile '${name}': run \`svc login --profile ${name} --url URL\``);
   if (profile?.url && !g.dataDirGiven) {
     const stored = token ?? loadToken(name, profile.url);
     if (!stored) throw new Unauthenticated(`no stored token for profile '${name}' (${profile.url}): run \`svc login --profile ${name} --url ${profile.url}\``);
-    return remoteService({ url: profile.url, token: stored, tenant: tenant ?? profile.tenant ?? (await onlyTenant(profile.url, stored)) });
+    return remoteService({ url: profile.url, token: stored, tenant: tenant ?? profile.tenant ?? (() => onlyTenant(profile.url!, stored)) });
   }
   if (token) throw new Invalid('a token is for remote mode: give --url or SVC_URL (or run `svc login`); local commands act as the data dir\'s admin');
   const dataDir = dataDirOf(g);

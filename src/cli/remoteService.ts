@@ -11,7 +11,15 @@ const RETRIES_ON_503 = 3;
 const POLL_MIN_MS = 200;
 const POLL_MAX_MS = 2000;
 
-export interface RemoteOptions { url: string; token: string; tenant?: string }
+export interface RemoteOptions {
+  url: string;
+  token: string;
+  /** the tenant header, or how to find it: asked for by the first request that needs one */
+  tenant?: string | (() => Promise<string | undefined>);
+}
+
+/** Routes that take no tenant header: who the token is, and what a platform key does for its platform. */
+const UNSCOPED = /^\/v1\/(me$|platform\/)/;
 
 /** An error response turned back into the engine error it came from, so both modes fail alike. */
 function toError(status: number, body: any): EngineError {
@@ -41,6 +49,8 @@ async function poll<T>(get: () => Promise<T>, done: (t: T) => boolean, onProgres
 /** svc behind a server: the same calls over /v1 with undici (keep-alive, timeouts, retry on 503). */
 export function remoteService(opts: RemoteOptions): Service {
   const base = opts.url.replace(/\/+$/, '');
+  let tenant: Promise<string | undefined> | undefined;
+  const tenantFor = (path: string) => (UNSCOPED.test(path) ? undefined : (tenant ??= typeof opts.tenant === 'function' ? opts.tenant() : Promise.resolve(opts.tenant)));
   let client: Promise<{ agent: Agent; request: typeof import('undici').request }> | undefined;
   // undici loads on the first call, so that local commands do not pay for it at start-up
   const connection = () =>
@@ -54,7 +64,8 @@ export function remoteService(opts: RemoteOptions): Service {
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null) url.searchParams.set(k, String(v));
     const streaming = body !== undefined && typeof (body as AsyncIterable<Buffer>)[Symbol.asyncIterator] === 'function';
     const headers: Record<string, string> = { authorization: `Bearer ${opts.token}`, accept: 'application/json' };
-    if (opts.tenant) headers['x-service-tenant-id'] = opts.tenant;
+    const scoped = await tenantFor(path);
+    if (scoped) headers['x-service-tenant-id'] = scoped;
     if (body !== undefined) headers['content-type'] = streaming ? 'application/octet-stream' : 'application/json';
     const { agent, request } = await connection();
     for (let attempt = 0; ; attempt++) {
