@@ -48,6 +48,7 @@ export const isTerminal = (status: string) => TERMINAL.has(status);
 export class JobQueue {
   private readonly kinds = new Map<string, JobKind>();
   private readonly running = new Map<string, Promise<void>>();
+  private readonly runningTypes = new Map<string, number>();
   private readonly busyKeys = new Set<string>();
   private readonly events = new EventEmitter();
   private readonly owner = newId('worker');
@@ -57,6 +58,11 @@ export class JobQueue {
 
   constructor(private readonly store: Store) {
     this.events.setMaxListeners(0);
+  }
+
+  /** Whether a job of this type is running in this process. */
+  isRunning(type: string): boolean {
+    return (this.runningTypes.get(type) ?? 0) > 0;
   }
 
   /** True once `stop` was called: a long handler ends its slice and leaves the rest to a later job. */
@@ -273,6 +279,7 @@ export class JobQueue {
     const serial = kind.serialKey?.(job);
     const ctx: JobContext = { cancelled: () => Boolean(this.store.meta.get([job.tenant_id, 'job', job.job_id])?.cancel_requested) };
     let outcome: Partial<JobState>;
+    this.runningTypes.set(job.type, (this.runningTypes.get(job.type) ?? 0) + 1);
     try {
       const result = await kind.handler(job, ctx);
       outcome = { status: ctx.cancelled() ? 'cancelled' : 'succeeded', result: result ?? job.result, error_message: null };
@@ -284,6 +291,7 @@ export class JobQueue {
         : { status: ctx.cancelled() ? 'cancelled' : 'failed', error_message: message };
     } finally {
       if (serial) this.busyKeys.delete(serial);
+      this.runningTypes.set(job.type, this.runningTypes.get(job.type)! - 1);
     }
     const at = now();
     const ended = await this.store.meta.transaction(() => {

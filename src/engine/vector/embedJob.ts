@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Datasets } from '../datasets/datasets.js';
 import { now } from '../ids.js';
 import type { RunState } from '../ingest/runs.js';
@@ -14,6 +15,8 @@ import { addVocabulary } from './vocabulary.js';
 /** Records per embedding call: large enough for a provider's batching, small enough to report progress. */
 const BATCH = 256;
 export const EMBED_JOB = 'semantic_embed';
+/** How long a batch waits at most for an ingest running in this process: text first, vectors after. */
+const INGEST_FIRST_MS = 1000;
 
 /** A run waiting for its vectors: `[tenant, 'vpend', dataset, run id]`. */
 interface Pending {
@@ -126,6 +129,7 @@ export class EmbedWorker {
     let failure: Error | null = null;
     try {
       for (let batch = this.batch(t, d, index.seq, target); batch.length > 0; batch = this.batch(t, d, index.seq, target)) {
+        await this.ingestFirst();
         const failed = await this.embedBatch(index, space, batch, byKey);
         if (failed) {
           failure = failed;
@@ -156,6 +160,12 @@ export class EmbedWorker {
     }
     await this.finish(t, d, pendings, index);
     return { embedded };
+  }
+
+  /** Lets an ingest running in this process have the CPU (embedding slows on, and does not stop for it). */
+  private async ingestFirst(): Promise<void> {
+    const until = Date.now() + INGEST_FIRST_MS;
+    while (this.jobs.isRunning('ingest') && !this.jobs.stopping && Date.now() < until) await sleep(50);
   }
 
   /** The next records after `from` up to `to`, in sequence order. */
