@@ -117,6 +117,7 @@ describe('svc on a local data dir', () => {
     const csv = svc(['datasets', 'list', '--output', 'csv'], { dataDir });
     expect(csv.stdout.split('\n')[0]).toBe('dataset_id,name,record_count,created_at');
     expect(csv.stdout).toMatch(/\nhdfs,hdfs,4000,/);
+    expect(csv.stdout).toMatch(/[^\n]\n$/);
     const nd = svc(['search', 'block', '--dataset', 'hdfs', '--limit', '5', '--output', 'ndjson'], { dataDir });
     expect(nd.stdout.trim().split('\n').map((l) => JSON.parse(l).score_kind)).toEqual(Array(5).fill('bm25'));
   });

@@ -25,7 +25,7 @@ function table(rows: Row[], columns: string[]): string {
 
 async function csv(rows: Row[], columns: string[], out: NodeJS.WritableStream): Promise<void> {
   await new Promise<void>((resolve, reject) => {
-    const stream = csvFormat({ headers: columns });
+    const stream = csvFormat({ headers: columns, includeEndRowDelimiter: true }); // a text file ends with a newline
     stream.on('error', reject).on('end', resolve);
     stream.pipe(out, { end: false });
     for (const r of rows) stream.write(Object.fromEntries(columns.map((c) => [c, cell(pick(r, c))])));
