@@ -131,6 +131,13 @@ describe('svc on a local data dir', () => {
     expect(svc(['runs', 'get', 'run_nope'], { dataDir }).status).toBe(3);
   });
 
+  it('finds a source by id or by key', () => {
+    const byKey = run(['sources', 'get', 'logs']).json();
+    expect(byKey).toMatchObject({ source_key: 'logs', dataset_id: 'logs' });
+    expect(run(['sources', 'get', String(byKey.source_id)]).json().source_key).toBe('logs');
+    expect(svc(['sources', 'get', 'no-such-source'], { dataDir }).status).toBe(3);
+  });
+
   it('mints console sessions for known users only', () => {
     expect(run(['token', 'create', '--email', 'admin@localhost', '--ttl', '1h']).json().token).toMatch(/^ey/);
     expect(svc(['token', 'create', '--email', 'who@nowhere'], { dataDir }).status).toBe(3);

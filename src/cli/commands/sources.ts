@@ -1,6 +1,16 @@
 import { Option, type Command } from 'commander';
 import type { HostedSourcePut, SourcePut } from '../../api/sources.js';
+import { NotFound } from '../../engine/errors.js';
 import { confirmDestructive, EXIT, Exit, withService } from '../context.js';
+import type { Service } from '../service.js';
+
+/** A source named by its id, or by its key (a dataset's own source has the dataset id as key). */
+async function sourceIdOf(service: Service, ref: string): Promise<number> {
+  if (/^\d+$/.test(ref)) return Number(ref);
+  const found = (await service.listSources()).find((s) => s.source_key === ref);
+  if (!found) throw new NotFound(`source '${ref}' not found`);
+  return found.source_id;
+}
 
 const COLUMNS = ['source_id', 'source_key', 'dataset_id', 'source_type', 'format', 'enabled', 'ingest_token_configured'];
 
@@ -60,10 +70,10 @@ export function sourcesCommand(program: Command): void {
       }),
     );
   sources
-    .command('get <source_id>')
+    .command('get <source>')
     .description('show a source')
-    .addHelpText('after', '\nExample:\n  svc sources get 2')
-    .action((id: string, _o, cmd: Command) => withService(cmd, async ({ service, emit }) => emit(await service.getSource(Number(id)))));
+    .addHelpText('after', '\nSOURCE is the source id or its key.\nExamples:\n  svc sources get 2\n  svc sources get logs')
+    .action((id: string, _o, cmd: Command) => withService(cmd, async ({ service, emit }) => emit(await service.getSource(await sourceIdOf(service, id)))));
   sources
     .command('list')
     .description('sources of the tenant')
@@ -76,27 +86,27 @@ export function sourcesCommand(program: Command): void {
       }),
     );
   sources
-    .command('delete <source_id>')
+    .command('delete <source>')
     .description("delete a source with its records and objects (a data-deletion job)")
     .option('--wait', 'wait until the deletion job ends (exit 5 if it fails)')
     .addHelpText('after', '\nExample:\n  svc sources delete 2 --wait')
     .action((id: string, o: { wait?: boolean }, cmd: Command) =>
       withService(cmd, async ({ service, emit, globals }) => {
         await confirmDestructive(globals, `Delete source ${id} with all its records and objects?`);
-        let job = await service.deleteSource(Number(id));
+        let job = await service.deleteSource(await sourceIdOf(service, id));
         if (o.wait) job = await service.getDeletionJob((await service.waitJob(job.job_id)).job_id);
         await emit(job);
         if (job.status === 'failed') throw new Exit(EXIT.runFailed, `data-deletion job ${job.job_id} failed: ${job.error_message}`);
       }),
     );
   sources
-    .command('rotate-token <source_id>')
+    .command('rotate-token <source>')
     .description('mint a new ingest token for the source (printed once); the previous one stops working')
     .addHelpText('after', '\nExample:\n  TOKEN=$(svc sources rotate-token 2 --output json | jq -r .token)')
-    .action((id: string, _o, cmd: Command) => withService(cmd, async ({ service, emit }) => emit(await service.rotateIngestToken(Number(id)))));
+    .action((id: string, _o, cmd: Command) => withService(cmd, async ({ service, emit }) => emit(await service.rotateIngestToken(await sourceIdOf(service, id)))));
   sources
-    .command('revoke-token <source_id>')
+    .command('revoke-token <source>')
     .description("revoke the source's ingest token")
     .addHelpText('after', '\nExample:\n  svc sources revoke-token 2')
-    .action((id: string, _o, cmd: Command) => withService(cmd, async ({ service, emit }) => emit(await service.revokeIngestToken(Number(id)))));
+    .action((id: string, _o, cmd: Command) => withService(cmd, async ({ service, emit }) => emit(await service.revokeIngestToken(await sourceIdOf(service, id)))));
 }
