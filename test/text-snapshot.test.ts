@@ -1,6 +1,8 @@
 import MiniSearch, { type Options } from 'minisearch';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, truncateSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { Engine } from '../src/engine/index.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { normalizeTerm, tokenize } from '../src/engine/text/analyzer.js';
 import { readSnapshot, writeSnapshot } from '../src/engine/text/snapshot.js';
@@ -56,5 +58,30 @@ describe('text index snapshot', () => {
   it('reads a file of another format as no snapshot', () => {
     writeFileSync(path, JSON.stringify(new MiniSearch(options)));
     expect(readSnapshot(path, options)).toBeNull();
+  });
+});
+
+describe('a damaged text snapshot', () => {
+  const dir = tempDir('svc-snapshot-engine-');
+  afterAll(() => dir.remove());
+
+  it('is read as no snapshot: the index comes back from the store, and is written whole again', async () => {
+    let engine = await Engine.open(dir.path);
+    await engine.init('acme', 'admin@acme.test');
+    const caller = engine.localCaller();
+    await engine.datasets.create(caller, { dataset_id: 'ssh', semantic: false });
+    const run = await engine.ingest.submit(caller, Readable.from([Buffer.from(lines.join('\n'))]), { dataset_id: 'ssh', format: 'text', filename: 'ssh.log' });
+    expect((await engine.ingest.wait(caller, run.ingest_run_id)).status).toBe('ready');
+    const before = await engine.search.search(caller, { text: 'authentication failure', datasets: ['ssh'], limit: 5 });
+    await engine.close();
+
+    const snapshot = join(dir.path, 'indexes', caller.tenant_id, 'ssh', 'text.snapshot');
+    truncateSync(snapshot, Math.floor(statSync(snapshot).size / 2));
+    engine = await Engine.open(dir.path);
+    const after = await engine.search.search(engine.localCaller(), { text: 'authentication failure', datasets: ['ssh'], limit: 5 });
+    expect(after.total.value).toBe(before.total.value);
+    expect(after.records.map((r) => r.id)).toEqual(before.records.map((r) => r.id));
+    await engine.close();
+    expect(readSnapshot<{ seq: number }, Doc>(snapshot, options)!.meta.seq).toBe(lines.length);
   });
 });

@@ -161,7 +161,7 @@ export class Engine {
     clearTimeout(this.snapshotTimers.get(key));
     const timer = setTimeout(() => {
       this.snapshotTimers.delete(key);
-      this.text.snapshot(tenantId, datasetId).catch(() => {}); // close() writes it if this one failed
+      this.text.snapshot(tenantId, datasetId).catch(() => {}); // its tombstones stay; the next snapshot, or a replay on open, covers it
     }, SNAPSHOT_DELAY_MS);
     timer.unref();
     this.snapshotTimers.set(key, timer);
@@ -173,14 +173,18 @@ export class Engine {
    * in hand finish, and the rest wait in the queue for the next open.
    */
   async close(opts: { drain?: boolean } = { drain: true }): Promise<void> {
-    if (opts.drain) await this.jobs.drain();
-    await this.jobs.stop();
-    for (const timer of this.snapshotTimers.values()) clearTimeout(timer);
-    await this.text.close();
-    this.semantic.close();
-    await this.sql.close();
-    await this.store.close();
-    this.unlock();
+    try {
+      if (opts.drain) await this.jobs.drain();
+      await this.jobs.stop();
+      for (const timer of this.snapshotTimers.values()) clearTimeout(timer);
+      await this.text.close();
+      this.semantic.close();
+      await this.sql.close();
+    } finally {
+      // whatever failed above is rebuilt from the store on the next open: the data dir is released
+      await this.store.close();
+      this.unlock();
+    }
   }
 }
 

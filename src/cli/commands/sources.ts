@@ -6,8 +6,9 @@ import type { Service } from '../service.js';
 
 /** A source named by its id, or by its key (a dataset's own source has the dataset id as key). */
 async function sourceIdOf(service: Service, ref: string): Promise<number> {
-  if (/^\d+$/.test(ref)) return Number(ref);
-  const found = (await service.listSources()).find((s) => s.source_key === ref);
+  const sources = await service.listSources();
+  // an id first; a dataset named "2024" has a source whose key is "2024"
+  const found = sources.find((s) => String(s.source_id) === ref) ?? sources.find((s) => s.source_key === ref);
   if (!found) throw new NotFound(`source '${ref}' not found`);
   return found.source_id;
 }

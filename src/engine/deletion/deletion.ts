@@ -87,7 +87,7 @@ export class DataDeletion {
     if (target.scope === 'source' && source && exists) {
       const byKey = await deleteRecords(this.store, this.text, t, target.dataset_id, (rec) => rec.source_key === target.source_key);
       finish(items, byKey);
-      await this.text.snapshot(t, target.dataset_id);
+      await this.text.snapshot(t, target.dataset_id).catch(() => {}); // optional: the tombstones cover the deleted records
     } else if (target.scope === 'dataset' && exists) {
       finish(items, await deleteRecords(this.store, null, t, target.dataset_id, () => true));
     } else if (target.scope === 'dataset' || !source) {

@@ -38,7 +38,8 @@ export async function deleteRecords(store: Store, text: TextIndexes | null, t: s
       }
       if (ds) store.meta.put([t, 'dataset', d], { ...ds, record_count: Math.max(0, ds.record_count - gone.length) });
     });
-    await text?.remove(t, d, gone.map((r) => r.seq));
+    // should the text index not take it now, the tombstones above make it drop them when it next opens
+    await text?.remove(t, d, gone.map((r) => r.seq)).catch(() => {});
     for (const hook of recordsDeleted) hook(store, t, d, gone.map((r) => r.seq));
     for (const listener of listeners.get(store) ?? []) await listener(t, d, gone.map((r) => r.seq));
     for (const rec of gone) byKey.set(rec.key, (byKey.get(rec.key) ?? 0) + 1);

@@ -36,6 +36,7 @@ export function chooseFormat(named: string | undefined, filename: string | undef
  * processed one after another in this process. Unfinished runs are taken up again on open.
  */
 export type RunFollower = (run: RunState, save: () => void) => Promise<void>;
+export const INGEST_JOB = 'ingest';
 
 export class Ingest {
   private readonly followers: RunFollower[] = [];
@@ -49,7 +50,7 @@ export class Ingest {
     private readonly jobs: JobQueue,
     private readonly onIndexed: (tenantId: string, datasetId: string) => void,
   ) {
-    jobs.register('ingest', {
+    jobs.register(INGEST_JOB, {
       handler: (job) => this.runJob(job),
       maxAttempts: 3,
       serialKey: (job) => `${job.tenant_id}/${job.payload.dataset_id}`, // runs of one dataset go in order

@@ -144,11 +144,16 @@ export class JobQueue {
     const job = this.get(tenantId, jobId);
     if (isTerminal(job.status)) return job;
     return new Promise((resolve) => {
+      let deferred: Promise<void> | null = null;
       const check = () => {
         const current = this.get(tenantId, jobId);
         if (!isTerminal(current.status)) {
           // nobody else would run it: the one waiting does
-          if (!this.background && this.kinds.get(current.type)?.background) void this.runDeferred((j) => j.job_id === jobId);
+          if (!deferred && !this.background && this.kinds.get(current.type)?.background) {
+            deferred = this.runDeferred((j) => j.job_id === jobId)
+              .catch(() => {}) // the job's own outcome is in its state; a failed lease is tried again at the next poll
+              .finally(() => (deferred = null));
+          }
           return;
         }
         clearInterval(poll);
@@ -158,6 +163,7 @@ export class JobQueue {
       // the event covers this process; the poll covers jobs another process runs
       const poll = setInterval(check, 500);
       this.events.on(jobId, check);
+      check();
     });
   }
 
@@ -234,7 +240,7 @@ export class JobQueue {
    */
   async runDeferred(pick: (job: JobState) => boolean): Promise<void> {
     if (this.background) return;
-    for (;;) {
+    while (!this.stopped) {
       const job = await this.lease(pick);
       if (!job) return;
       const done = this.run(job).finally(() => this.running.delete(job.job_id));

@@ -38,8 +38,8 @@ export class TextIndex {
 
   constructor(
     private readonly store: Store,
-    private readonly tenantId: string,
-    private readonly datasetId: string,
+    readonly tenantId: string,
+    readonly datasetId: string,
     private readonly snapshotPath: string,
     config: SearchConfig,
   ) {
@@ -71,7 +71,7 @@ export class TextIndex {
   open(): this {
     this.store.env.resetReadTxn(); // another thread commits the records: read what is there now
     if (existsSync(this.snapshotPath)) {
-      const snap = readSnapshot<SnapshotMeta, TextRecord>(this.snapshotPath, this.options());
+      const snap = readable(() => readSnapshot<SnapshotMeta, TextRecord>(this.snapshotPath, this.options()));
       if (snap && snap.meta.config === this.configHash) {
         this.mini = snap.mini;
         this.seq = snap.meta.seq;
@@ -166,11 +166,21 @@ export class TextIndex {
     mkdirSync(dirname(this.snapshotPath), { recursive: true });
     writeSnapshot<SnapshotMeta>(this.snapshotPath, this.mini, { config: this.configHash, seq: this.seq });
     this.dirty = false;
-    return this.tombstones().filter((seq) => !this.mini.has(seq));
+    // a seq past `seq` may still be on its way in (an add queued behind this snapshot): its tombstone stays
+    return this.tombstones().filter((seq) => seq <= this.seq && !this.mini.has(seq));
   }
 
   private tombstones(): number[] {
     const range = { start: [this.tenantId, 'tomb', this.datasetId], end: [this.tenantId, 'tomb', this.datasetId, MAX_KEY] };
     return [...this.store.meta.getKeys(range)].map((key) => key[3] as number);
+  }
+}
+
+/** A snapshot that cannot be read (truncated, damaged) is no snapshot: the index is rebuilt from the store. */
+function readable<T>(read: () => T): T | null {
+  try {
+    return read();
+  } catch {
+    return null;
   }
 }

@@ -15,9 +15,10 @@ interface Waiting { resolve: (value: unknown) => void; reject: (err: Error) => v
 
 /**
  * The text indexes of a data dir. They live on a worker thread, so that indexing overlaps the
- * parsing and committing of the next batch and a search does not stall on it; calls are
- * answered in the order they were made. A worker that dies is started again on the next call,
- * and its indexes come back from their snapshots and the store.
+ * parsing and committing of the next batch on the main thread. Calls are answered one at a time,
+ * in the order they were made: a search waits for the batches queued before it (at most a few)
+ * and for a snapshot being written. A worker that dies is started again on the next call, and its
+ * indexes come back from their snapshots and the store.
  */
 export class TextIndexes {
   private worker: Worker | null = null;
@@ -68,11 +69,14 @@ export class TextIndexes {
   /** Writes every changed index to disk and stops the worker. */
   async close(): Promise<void> {
     if (!this.worker) return;
-    const written = await this.call<{ key: string; gone: number[] }[]>({ op: 'snapshotAll' });
-    for (const { key, gone } of written) await this.removeTombstones(key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1), gone);
-    const worker = this.worker;
-    this.worker = null;
-    await worker.terminate();
+    try {
+      const written = await this.call<{ t: string; d: string; gone: number[] }[]>({ op: 'snapshotAll' });
+      for (const { t, d, gone } of written) await this.removeTombstones(t, d, gone);
+    } finally {
+      const worker = this.worker;
+      this.worker = null;
+      await worker?.terminate();
+    }
   }
 
   private async removeTombstones(t: string, d: string, seqs: number[]): Promise<void> {

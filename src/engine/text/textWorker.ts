@@ -12,16 +12,31 @@ import { TextIndex } from './textIndex.js';
 
 const dataDir: string = workerData.dataDir;
 const store = openStore(dataDir);
-const open = new Map<string, TextIndex>();
+/** open indexes by `tenant/dataset`, with the configuration each was opened with */
+const open = new Map<string, { index: TextIndex; config: string }>();
+const keyOf = (t: string, d: string) => `${t}/${d}`;
 
+/** The dataset's index, opened on first use, and again when its search configuration changed. */
 function index({ t, d, config }: Target): TextIndex {
-  const key = `${t}/${d}`;
-  let found = open.get(key);
-  if (!found) {
-    found = new TextIndex(store, t, d, join(dataDir, 'indexes', t, d, 'text.snapshot'), config).open();
-    open.set(key, found);
+  const wanted = JSON.stringify(config);
+  const found = open.get(keyOf(t, d));
+  if (found && found.config === wanted) return found.index;
+  const opened = new TextIndex(store, t, d, join(dataDir, 'indexes', t, d, 'text.snapshot'), config).open();
+  open.set(keyOf(t, d), { index: opened, config: wanted });
+  return opened;
+}
+
+/** Writes every open index that changed; one that cannot be written does not keep the others from it. */
+function snapshotAll(): { t: string; d: string; gone: number[] }[] {
+  const written = [];
+  for (const { index: idx } of open.values()) {
+    try {
+      written.push({ t: idx.tenantId, d: idx.datasetId, gone: idx.snapshot() });
+    } catch {
+      // its tombstones stay, and it is replayed from the store when next opened
+    }
   }
-  return found;
+  return written;
 }
 
 function handle(req: TextRequest): unknown {
@@ -34,12 +49,12 @@ function handle(req: TextRequest): unknown {
       return index(req.target).search(req.text, req.maxExpansions, req.extra);
     case 'remove':
       return index(req.target).remove(req.seqs);
-    case 'snapshot':
-      return index(req.target).snapshot();
+    case 'snapshot': // of an open index only: a dataset deleted meanwhile is not brought back
+      return open.get(keyOf(req.target.t, req.target.d))?.index.snapshot() ?? [];
     case 'snapshotAll':
-      return [...open].map(([key, idx]) => ({ key, gone: idx.snapshot() }));
+      return snapshotAll();
     case 'forget':
-      for (const key of [...open.keys()]) if (key === `${req.t}/${req.d}` || (req.d === undefined && key.startsWith(`${req.t}/`))) open.delete(key);
+      for (const [key, { index: idx }] of open) if (idx.tenantId === req.t && (req.d === undefined || idx.datasetId === req.d)) open.delete(key);
       return null;
   }
 }
@@ -50,8 +65,8 @@ parentPort!.on('message', ({ id, req }: { id: number; req: TextRequest }) => {
     const transfer = req.op === 'search' ? [(value as TextResult).seqs.buffer, (value as TextResult).scores.buffer] : [];
     parentPort!.postMessage({ id, value } satisfies TextReply, transfer as ArrayBuffer[]);
   } catch (err) {
-    // the store is the truth: an index that failed is dropped, and rebuilt from it on next use
-    if ('target' in req) open.delete(`${req.target.t}/${req.target.d}`);
+    // the store is the truth: an index that failed to change is dropped, and rebuilt from it on next use
+    if ('target' in req && req.op !== 'search') open.delete(keyOf(req.target.t, req.target.d));
     parentPort!.postMessage({ id, error: (err as Error).message } satisfies TextReply);
   }
 });

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Datasets } from '../datasets/datasets.js';
 import { now } from '../ids.js';
+import { INGEST_JOB } from '../ingest/ingest.js';
 import type { RunState } from '../ingest/runs.js';
 import type { JobQueue, JobState } from '../jobs/queue.js';
 import { MAX_KEY, scanPrefix, type Store } from '../store/db.js';
@@ -162,10 +163,10 @@ export class EmbedWorker {
     return { embedded };
   }
 
-  /** Lets an ingest running in this process have the CPU (embedding slows on, and does not stop for it). */
+  /** Lets an ingest running in this process have the CPU: a batch waits for it, up to a second, so embedding slows down without stopping. */
   private async ingestFirst(): Promise<void> {
     const until = Date.now() + INGEST_FIRST_MS;
-    while (this.jobs.isRunning('ingest') && !this.jobs.stopping && Date.now() < until) await sleep(50);
+    while (this.jobs.isRunning(INGEST_JOB) && !this.jobs.stopping && Date.now() < until) await sleep(50);
   }
 
   /** The next records after `from` up to `to`, in sequence order. */
