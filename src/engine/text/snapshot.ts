@@ -170,30 +170,34 @@ class LazyFields extends Map<number, Map<number, number>> {
   /** field id → postings, read straight from the arrays while the map is not built (for writing a snapshot) */
   *unread(): Generator<[number, Iterable<[number, number]>]> {
     if (!this.source) return yield* this.entries();
-    const { shape, ids, tfs } = this.source;
+    const { ids, tfs } = this.source;
+    for (const [fieldId, start, end] of this.ranges(this.source)) {
+      yield [fieldId, (function* () {
+        for (let i = start; i < end; i++) yield [ids[i], tfs[i]] as [number, number];
+      })()];
+    }
+  }
+
+  /** (field id, first posting, end) of each field of the term */
+  private *ranges({ shape }: Postings): Generator<[number, number, number]> {
     let s = this.s;
     let p = this.p;
     for (let f = shape[s++]; f > 0; f--) {
       const fieldId = shape[s++];
       const start = p;
       p += shape[s++];
-      yield [fieldId, (function* () {
-        for (let i = start; i < p; i++) yield [ids[i], tfs[i]] as [number, number];
-      })()];
+      yield [fieldId, start, p];
     }
   }
 
   private build(): void {
     if (!this.source) return;
-    const { shape, ids, tfs, live } = this.source;
+    const source = this.source;
     this.source = null;
-    let s = this.s;
-    let p = this.p;
-    for (let f = shape[s++]; f > 0; f--) {
-      const fieldId = shape[s++];
-      const end = p + shape[s++];
+    const { ids, tfs, live } = source;
+    for (const [fieldId, start, end] of this.ranges(source)) {
       const freqs = new Map<number, number>();
-      for (; p < end; p++) if (live.has(ids[p])) freqs.set(ids[p], tfs[p]);
+      for (let i = start; i < end; i++) if (live.has(ids[i])) freqs.set(ids[i], tfs[i]);
       if (freqs.size > 0) super.set(fieldId, freqs);
     }
   }
