@@ -410,11 +410,7 @@ describe('expiry', () => {
   });
 
   it('sweeps an expired session with its parts; the session is then gone', async () => {
-    const as2 = { authorization: `Bearer ${admin2.token}`, 'x-service-tenant-id': admin2.tenant_id, 'content-type': 'application/json' };
-    const post2 = async (path: string, json: unknown) => {
-      const res = await request(server2.url + path, { method: 'POST', headers: as2, body: JSON.stringify(json) });
-      return { status: res.statusCode, body: (await res.body.json()) as Json };
-    };
+    const { post: post2 } = client(server2.url, { token: admin2.token, tenant: admin2.tenant_id });
     expect((await post2('/v1/admin/datasets', { dataset_id: 'exp' })).status).toBe(201);
     const s = (await post2(uploads('exp'), { filename: 'e.ndjson' })).body;
     expect(Date.parse(s.expires_at) - Date.now()).toBeLessThanOrEqual(2000);
