@@ -177,9 +177,9 @@ export class Engine {
       if (opts.drain) await this.jobs.drain();
       await this.jobs.stop();
       for (const timer of this.snapshotTimers.values()) clearTimeout(timer);
-      await this.text.close();
       this.semantic.close();
-      await this.sql.close();
+      // the text snapshots are written on the worker thread while DuckDB checkpoints
+      await Promise.all([this.text.close(), this.sql.close()]);
     } finally {
       // whatever failed above is rebuilt from the store on the next open: the data dir is released
       await this.store.close();
