@@ -125,6 +125,10 @@ describe('svc on a local data dir', () => {
   it('lists fields and runs', () => {
     const fields = run(['fields', '--dataset', 'logs']).json().fields;
     expect(fields.find((f: any) => f.field_path === 'latency_ms')).toMatchObject({ type: 'i64', seen_count: 1 });
+    expect(run(['datasets', 'create', 'mixed']).status).toBe(0);
+    run(['ingest', 'mixed', '-', '--format', 'ndjson'], '{"code":404}\n{"code":"E404"}\n');
+    const table = svc(['fields', '--dataset', 'mixed', '--output', 'table'], { dataDir }).stdout;
+    expect(table).toMatch(/^mixed\s+code\s+i64\|str\s+2\s/m);
     const runs = run(['runs', 'list', '--dataset', 'logs', '--status', 'failed']).json().runs;
     expect(runs.length).toBe(1);
     expect(run(['runs', 'get', runs[0].ingest_run_id]).json().error_code).toBe('empty_object');

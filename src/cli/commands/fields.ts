@@ -11,7 +11,9 @@ export function fieldsCommand(program: Command): void {
     .action((o: { dataset?: string; prefix?: string }, cmd: Command) =>
       withService(cmd, async ({ service, emit }) => {
         const fields = await service.fields({ dataset_id: o.dataset, prefix: o.prefix });
-        await emit({ fields }, { rows: fields, columns: ['dataset_id', 'field_path', 'type', 'seen_count', 'indexed'] });
+        // a path seen with several types shows them all (i64|str); json keeps each variant whole
+        const rows = fields.map((f) => (f.variants.length > 1 ? { ...f, type: f.variants.map((v) => v.value_type).join('|') } : f));
+        await emit({ fields }, { rows, columns: ['dataset_id', 'field_path', 'type', 'seen_count', 'indexed'] });
       }),
     );
 }
