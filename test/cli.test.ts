@@ -135,6 +135,12 @@ describe('svc on a local data dir', () => {
     expect(svc(['runs', 'get', 'run_nope'], { dataDir }).status).toBe(3);
   });
 
+  it('lists datasets when the configured embedder cannot be made here, without semantic readiness', () => {
+    const r = svc(['datasets', 'list', '--output', 'json'], { dataDir, env: { SVC_EMBEDDER: 'onnx' } });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.json().datasets.find((d: any) => d.dataset_id === 'logs').readiness).toMatchObject({ text_search: true, semantic_search: false });
+  });
+
   it('finds a source by id or by key', () => {
     const byKey = run(['sources', 'get', 'logs']).json();
     expect(byKey).toMatchObject({ source_key: 'logs', dataset_id: 'logs' });

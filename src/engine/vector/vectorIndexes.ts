@@ -81,7 +81,12 @@ export class VectorIndexes {
 
   /** True when the dataset has vectors and no run waits for its records to be embedded. */
   ready(tenantId: string, datasetId: string): boolean {
-    const space = this.space(tenantId, datasetId);
+    let space;
+    try {
+      space = this.space(tenantId, datasetId);
+    } catch {
+      return false; // its embedder cannot be made here: no vectors are ready, and the dataset still shows
+    }
     if (!space) return false;
     const pointer: Generation | undefined = this.store.meta.get([tenantId, 'vgen', datasetId]);
     return pointer?.config === space.hash && !this.pending(tenantId, datasetId);
