@@ -137,7 +137,12 @@ export class Engine {
   /** An ingest token acting on its own source (named by key in the route): 403 for any other source. */
   ingestCaller(principal: Principal, sourceKey: string): Caller {
     const { tenant_id, source_id } = principal.source!;
-    const own = this.sources.list(tenant_id).find((s) => s.source_id === source_id);
+    let own;
+    try {
+      own = this.sources.get(tenant_id, source_id);
+    } catch (err) {
+      if (!(err instanceof NotFound)) throw err; // else its source is gone: the token reaches nothing
+    }
     if (!own || own.source_key !== sourceKey) throw new Forbidden('this ingest token belongs to another source');
     return { ...principal, tenant_id: own.tenant_id, role: 'Admin' };
   }

@@ -1,16 +1,16 @@
 import { Option, type Command } from 'commander';
-import type { HostedSourcePut, SourcePut } from '../../api/sources.js';
+import type { HostedSourcePut, Source, SourcePut } from '../../api/sources.js';
 import { NotFound } from '../../engine/errors.js';
 import { confirmDestructive, EXIT, Exit, withService } from '../context.js';
 import type { Service } from '../service.js';
 
 /** A source named by its id, or by its key (a dataset's own source has the dataset id as key). */
-async function sourceIdOf(service: Service, ref: string): Promise<number> {
+async function sourceOf(service: Service, ref: string): Promise<Source> {
   const sources = await service.listSources();
   // an id first; a dataset named "2024" has a source whose key is "2024"
   const found = sources.find((s) => String(s.source_id) === ref) ?? sources.find((s) => s.source_key === ref);
   if (!found) throw new NotFound(`source '${ref}' not found`);
-  return found.source_id;
+  return found;
 }
 
 const COLUMNS = ['source_id', 'source_key', 'dataset_id', 'source_type', 'format', 'enabled', 'ingest_token_configured'];
@@ -74,7 +74,7 @@ export function sourcesCommand(program: Command): void {
     .command('get <source>')
     .description('show a source')
     .addHelpText('after', '\nSOURCE is the source id or its key.\nExamples:\n  svc sources get 2\n  svc sources get logs')
-    .action((id: string, _o, cmd: Command) => withService(cmd, async ({ service, emit }) => emit(await service.getSource(await sourceIdOf(service, id)))));
+    .action((id: string, _o, cmd: Command) => withService(cmd, async ({ service, emit }) => emit(await sourceOf(service, id))));
   sources
     .command('list')
     .description('sources of the tenant')
@@ -94,7 +94,7 @@ export function sourcesCommand(program: Command): void {
     .action((id: string, o: { wait?: boolean }, cmd: Command) =>
       withService(cmd, async ({ service, emit, globals }) => {
         await confirmDestructive(globals, `Delete source ${id} with all its records and objects?`);
-        let job = await service.deleteSource(await sourceIdOf(service, id));
+        let job = await service.deleteSource((await sourceOf(service, id)).source_id);
         if (o.wait) job = await service.getDeletionJob((await service.waitJob(job.job_id)).job_id);
         await emit(job);
         if (job.status === 'failed') throw new Exit(EXIT.runFailed, `data-deletion job ${job.job_id} failed: ${job.error_message}`);
@@ -104,10 +104,10 @@ export function sourcesCommand(program: Command): void {
     .command('rotate-token <source>')
     .description('mint a new ingest token for the source (printed once); the previous one stops working')
     .addHelpText('after', '\nExample:\n  TOKEN=$(svc sources rotate-token 2 --output json | jq -r .token)')
-    .action((id: string, _o, cmd: Command) => withService(cmd, async ({ service, emit }) => emit(await service.rotateIngestToken(await sourceIdOf(service, id)))));
+    .action((id: string, _o, cmd: Command) => withService(cmd, async ({ service, emit }) => emit(await service.rotateIngestToken((await sourceOf(service, id)).source_id))));
   sources
     .command('revoke-token <source>')
     .description("revoke the source's ingest token")
     .addHelpText('after', '\nExample:\n  svc sources revoke-token 2')
-    .action((id: string, _o, cmd: Command) => withService(cmd, async ({ service, emit }) => emit(await service.revokeIngestToken(await sourceIdOf(service, id)))));
+    .action((id: string, _o, cmd: Command) => withService(cmd, async ({ service, emit }) => emit(await service.revokeIngestToken((await sourceOf(service, id)).source_id))));
 }

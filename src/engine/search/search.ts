@@ -50,7 +50,7 @@ export class Search {
     if (req.text?.trim()) await this.vectors.catchUp(caller.tenant_id, scope); // not part of the search's own time (took_ms)
     const started = performance.now();
     const prepared = await this.vectors.prepare(caller.tenant_id, scope, req, mode);
-    return this.first(caller.tenant_id, req, started, prepared);
+    return this.first(caller.tenant_id, req, scope, started, prepared);
   }
 
   async search(caller: Caller, req: SearchRequest): Promise<SearchEnvelope> {
@@ -59,7 +59,7 @@ export class Search {
       const { handle, offset } = decodeCursor(this.handles, caller.tenant_id, req.cursor);
       return this.page(caller.tenant_id, handle, offset, req.limit ?? handle.request.limit ?? DEFAULT_LIMIT, started);
     }
-    return this.first(caller.tenant_id, req, started);
+    return this.first(caller.tenant_id, req, this.scope(caller.tenant_id, req), started);
   }
 
   private scope(t: string, request: SearchRequest): string[] {
@@ -68,9 +68,8 @@ export class Search {
     return datasetIds;
   }
 
-  private async first(t: string, request: SearchRequest, started: number, prepared?: PreparedQuery): Promise<SearchEnvelope> {
+  private async first(t: string, request: SearchRequest, datasetIds: string[], started: number, prepared?: PreparedQuery): Promise<SearchEnvelope> {
     const limit = request.limit ?? DEFAULT_LIMIT;
-    const datasetIds = this.scope(t, request);
     const mode = searchMode(request);
     if (mode !== 'text' && !prepared) throw new Conflict(`a ${mode} search embeds its query first: call run()`);
 

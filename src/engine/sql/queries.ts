@@ -2,6 +2,7 @@ import { SQL_DEFAULT_LIMIT, type SqlColumn, type SqlEnvelope, type SqlRecord, ty
 import type { Caller } from '../auth/caller.js';
 import { newId } from '../ids.js';
 import type { StoredRecord } from '../records.js';
+import { toResult } from '../search/search.js';
 import type { Store } from '../store/db.js';
 import type { Row } from './execute.js';
 import { checkStatement } from './guard.js';
@@ -78,27 +79,7 @@ export class SqlQueries {
   private toRecord(t: string, datasets: string[], row: Row, n: number): SqlRecord {
     const found = typeof row._id === 'string' ? this.record(t, datasets, row._id) : null;
     if (!found) return { id: String(n), title: null, body: '', metadata: row, score: 0, score_kind: 'none', snippets: [], created_at: null, time: null, provenance: null };
-    const { d, rec } = found;
-    return {
-      id: rec.id,
-      title: rec.title,
-      body: rec.body,
-      metadata: row,
-      score: 0,
-      score_kind: 'none',
-      snippets: [],
-      created_at: rec.created_at,
-      time: rec.time,
-      provenance: {
-        dataset_id: d,
-        tenant_id: t,
-        source_bucket: rec.bucket,
-        source_key: rec.key,
-        source_etag: rec.etag,
-        line: rec.line,
-        transform_version: rec.transform_version,
-      },
-    };
+    return { ...toResult(t, found.d, found.rec, 0, 'none', new Set()), metadata: row };
   }
 
   private record(t: string, datasets: string[], id: string): { d: string; rec: StoredRecord } | null {

@@ -7,7 +7,7 @@ import type { Datasets } from '../datasets/datasets.js';
 import { NotFound } from '../errors.js';
 import type { RunState } from '../ingest/runs.js';
 import type { StoredRecord } from '../records.js';
-import { MAX_KEY, type Store } from '../store/db.js';
+import { MAX_KEY, removePrefix, type Store } from '../store/db.js';
 import type { SqlLimits } from './limits.js';
 import { deleteSeqs, Loader } from './loader.js';
 import { createTableSql, fieldKey, physicalTable, publishViewSql, quote } from './schema.js';
@@ -177,7 +177,7 @@ export class SqlIndexes {
     });
     await mirrorTableState(this.store, t, d, null);
     await this.store.meta.transaction(() => {
-      for (const key of this.store.meta.getKeys({ start: [t, 'sqltomb', d], end: [t, 'sqltomb', d, MAX_KEY] })) this.store.meta.remove(key as (string | number)[]);
+      removePrefix(this.store.meta, [t, 'sqltomb', d]);
     });
   }
 

@@ -47,8 +47,8 @@ function handle(req: TextRequest): unknown {
       return index(req.target).catchUp();
     case 'search':
       return index(req.target).search(req.text, req.maxExpansions, req.extra);
-    case 'remove':
-      return index(req.target).remove(req.seqs);
+    case 'remove': // a closed index loses them through their tombstones when it opens
+      return open.get(keyOf(req.target.t, req.target.d))?.index.remove(req.seqs);
     case 'snapshot': // of an open index only: a dataset deleted meanwhile is not brought back
       return open.get(keyOf(req.target.t, req.target.d))?.index.snapshot() ?? [];
     case 'snapshotAll':
