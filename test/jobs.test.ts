@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../src/engine/index.js';
 import { deleteRecords } from '../src/engine/deletion/records.js';
@@ -51,6 +52,27 @@ describe('the job queue', () => {
     const job = await engine.jobs.enqueue(t, 'later', {}, Date.now() + 3600_000);
     expect((await engine.jobs.cancel(t, job.job_id)).status).toBe('cancelled');
     await expect(engine.jobs.cancel(t, job.job_id)).rejects.toThrow(/already ended/);
+    await engine.close();
+  });
+
+  it('stops a running job whose record went with its tenant', async () => {
+    const { engine, dataDir } = await fresh();
+    const t = engine.localCaller().tenant_id;
+    let started!: () => void;
+    let stopped!: () => void;
+    const running = new Promise<void>((ok) => (started = ok));
+    const ended = new Promise<void>((ok) => (stopped = ok));
+    engine.jobs.register('long', {
+      handler: async (_job, ctx) => {
+        started();
+        while (!ctx.cancelled()) await sleep(20);
+        stopped();
+      },
+    });
+    const job = await engine.jobs.enqueue(t, 'long', {});
+    await running;
+    await openStore(dataDir).meta.remove([t, 'job', job.job_id]);
+    await ended; // a handler that never learns it should stop keeps this test waiting until it fails
     await engine.close();
   });
 

@@ -74,7 +74,7 @@ export class Engine {
     this.sources = new Sources(store, this.ingestTokens);
     this.text = new TextIndexes(store, dataDir, (t, d) => this.sources.searchConfig(t, d));
     this.jobs = new JobQueue(store);
-    this.tenants = new PlatformTenants(store, dataDir, this.directory, this.keys, this.jobs, this.text, (t) => this.sql.dropTenant(t));
+    this.tenants = new PlatformTenants(store, dataDir, this.directory, this.keys, this.text, (t) => this.sql.dropTenant(t));
     this.datasets = new Datasets(store, this.sources, (t, d) => this.semantic.indexes.ready(t, d));
     const runs = new Runs(store);
     this.ingest = new Ingest(store, this.datasets, this.sources, runs, blobs, this.text, this.jobs, (t, d) => this.scheduleSnapshot(t, d));

@@ -113,14 +113,6 @@ export class JobQueue {
     });
   }
 
-  /** Forgets every job of a tenant and its queue entries; call inside a write transaction. */
-  removeTenant(tenantId: string): void {
-    for (const { value: job } of scanPrefix<JobState>(this.store.meta, [tenantId, 'job'])) {
-      if (job.status === 'pending' && job.next_attempt_at) this.store.meta.remove([SYSTEM, 'jobq', Date.parse(job.next_attempt_at), job.job_id]);
-      this.store.meta.put([tenantId, 'job', job.job_id], { ...job, cancel_requested: true });
-    }
-  }
-
   /** A pending job is cancelled at once; a running one is asked to stop. */
   async cancel(tenantId: string, jobId: string): Promise<JobState> {
     const job = await this.store.meta.transaction(() => {
@@ -283,7 +275,13 @@ export class JobQueue {
   private async run(job: JobState): Promise<void> {
     const kind = this.kinds.get(job.type)!;
     const serial = kind.serialKey?.(job);
-    const ctx: JobContext = { cancelled: () => Boolean(this.store.meta.get([job.tenant_id, 'job', job.job_id])?.cancel_requested) };
+    // a job whose record is gone went with its tenant: it stops as a cancelled one does
+    const ctx: JobContext = {
+      cancelled: () => {
+        const current: JobState | undefined = this.store.meta.get([job.tenant_id, 'job', job.job_id]);
+        return current ? Boolean(current.cancel_requested) : true;
+      },
+    };
     let outcome: Partial<JobState>;
     this.runningTypes.set(job.type, (this.runningTypes.get(job.type) ?? 0) + 1);
     try {

@@ -6,7 +6,6 @@ import type { Caller } from '../auth/caller.js';
 import type { Directory, TenantState } from '../auth/directory.js';
 import type { Keys } from '../auth/keys.js';
 import { NotFound } from '../errors.js';
-import type { JobQueue } from '../jobs/queue.js';
 import { newId, now } from '../ids.js';
 import { removePrefix, type Store } from '../store/db.js';
 import type { TextIndexes } from '../text/textIndexes.js';
@@ -20,7 +19,6 @@ export class PlatformTenants {
     private readonly dataDir: string,
     private readonly directory: Directory,
     private readonly keys: Keys,
-    private readonly jobs: JobQueue,
     private readonly text: TextIndexes,
     /** drops what other indexes keep of a deleted tenant (its SQL database) */
     private readonly onDeleted: (tenantId: string) => Promise<void> = async () => {},
@@ -43,7 +41,6 @@ export class PlatformTenants {
       const records = removePrefix(this.store.records, [tenantId]);
       removePrefix(this.store.ids, [tenantId]);
       this.keys.removeTenant(tenantId);
-      this.jobs.removeTenant(tenantId);
       this.directory.removeTenant(tenantId);
       removePrefix(this.store.meta, [tenantId]);
       return records;
