@@ -12,6 +12,12 @@ export class Conflict extends EngineError {}
 export class Forbidden extends EngineError {}
 export class Unauthenticated extends EngineError {}
 export class Unavailable extends EngineError {}
+/** A write refused because the disk (or LMDB's map) is full: repairable once space is freed. */
+export class DiskFull extends EngineError {
+  constructor(message = 'the disk is full: free some space and retry') {
+    super(message, 'disk_full');
+  }
+}
 /** A request missing something it must carry, such as the tenant header. */
 export class BadRequest extends EngineError {}
 /** A request the engine cannot act on; `issues` locate each problem like HTTPValidationError. */

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { BadRequest, Conflict, EngineError, Forbidden, Invalid, NotFound, Refused, Unauthenticated, Unavailable } from '../engine/errors.js';
+import { BadRequest, Conflict, DiskFull, EngineError, Forbidden, Invalid, NotFound, Refused, Unauthenticated, Unavailable } from '../engine/errors.js';
 
 const LOCATIONS: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
 
@@ -26,6 +26,7 @@ function engineStatus(err: EngineError): number {
   if (err instanceof Invalid) return 422;
   if (err instanceof Refused) return err.status;
   if (err instanceof Unavailable) return 503;
+  if (err instanceof DiskFull) return 507;
   return 500;
 }
 

@@ -1,0 +1,63 @@
+/**
+ * Every bound the API and the input files carry, in one place: the schemas, the engine and the
+ * README's limits table read them from here. A value past one of them is refused before any work.
+ */
+export const LIMITS = {
+  /** ids in paths, headers and bodies: tenant, job, run, search, upload session, key ids */
+  id: 128,
+  /** a dataset id: a slug */
+  datasetId: 63,
+  /** a source key */
+  sourceKey: 128,
+  /** names and e-mail addresses */
+  name: 255,
+  /** free text: descriptions */
+  description: 4096,
+  /** a field path named in a request (where, collapse, aggregations, transforms) */
+  fieldPath: 256,
+  /** the `text` of a search */
+  text: 4096,
+  /** distinct query terms a search's text and q may look up */
+  queryTerms: 128,
+  /** the `q` of a search */
+  q: 4096,
+  /** clauses (terms, phrases, field tests) in one q */
+  qClauses: 1024,
+  /** parentheses and NOT nested in one q */
+  qDepth: 32,
+  /** one `where` value, or one of an `in`/`nin` list, as a string */
+  whereValue: 4096,
+  /** `where` items in one search */
+  whereItems: 64,
+  /** values of one `in` / `nin` */
+  inValues: 10_000,
+  /** datasets one search names */
+  datasets: 100,
+  /** aggregations in one search */
+  aggregations: 20,
+  /** buckets one aggregation may produce */
+  buckets: 10_000,
+  /** a cursor */
+  cursor: 4096,
+  /** a search's ranking kept for paging: pages stop there */
+  rankingDepth: 10_000,
+  /** nesting of objects and arrays in a JSON request body */
+  bodyDepth: 32,
+  /** a JSON request body, in bytes */
+  bodyBytes: 10 * 2 ** 20,
+  /** the Authorization header */
+  authorization: 8192,
+  /** nesting of objects and arrays in one ingested record (Elasticsearch's mapping depth limit) */
+  recordDepth: 20,
+  /** distinct fields a dataset may discover; a record that would add more is malformed */
+  datasetFields: 1000,
+  /** one ingested line */
+  lineBytes: 2 ** 20,
+  /** an uploaded object's file name, kept as metadata */
+  filename: 1024,
+  /** a SQL statement */
+  sql: 100_000,
+  /** the bytes of one SQL result page as JSON */
+  sqlResultBytes: 32 * 2 ** 20,
+} as const;
+
