@@ -20,7 +20,7 @@ export class SqlQueries {
     private readonly store: Store,
     private readonly indexes: SqlIndexes,
   ) {
-    this.pages = new SqlPages(store);
+    this.pages = new SqlPages();
   }
 
   async run(caller: Caller, req: SqlRequest): Promise<SqlEnvelope> {
@@ -28,12 +28,16 @@ export class SqlQueries {
     const t = caller.tenant_id;
     const params = req.params ?? [];
     const print = fingerprint(req.sql, params);
+    let at = { searchId: newId('srch'), offset: 0 };
     if (req.cursor) {
-      const { handle, offset } = this.pages.open(t, req.cursor, print);
-      const limit = req.limit ?? handle.limit;
-      const rows = this.pages.rows(t, handle, offset, offset + limit);
-      const next = offset + limit < handle.total ? encodeCursor(handle.search_id, offset + limit) : null;
-      return this.envelope(t, handle.search_id, handle.columns, handle.datasets, rows, offset, { total: handle.total, capped: handle.capped, next }, started);
+      const { kept, ...where } = this.pages.open(t, req.cursor, print);
+      if (kept) {
+        const limit = req.limit ?? kept.handle.limit;
+        const rows = kept.rows.slice(where.offset, where.offset + limit);
+        const next = where.offset + limit < kept.handle.total ? encodeCursor(kept.handle.search_id, where.offset + limit, print) : null;
+        return this.envelope(t, kept.handle.search_id, kept.handle.columns, kept.handle.datasets, rows, where.offset, { total: kept.handle.total, capped: kept.handle.capped, next }, started);
+      }
+      at = where; // this process no longer has the answer: the statement runs again and the page is read from its new answer
     }
 
     const limit = req.limit ?? SQL_DEFAULT_LIMIT;
@@ -43,11 +47,13 @@ export class SqlQueries {
       const { datasets } = await checkStatement(conn, req.sql, db.catalog);
       const { execute } = await import('./execute.js'); // with DuckDB's value helpers: loaded by the first query, not at start-up
       const answer = await execute(conn, req.sql, params, this.indexes.limits.maxResultRows, this.indexes.limits);
-      const searchId = newId('srch');
       const total = answer.rows.length;
-      if (total <= limit) return this.envelope(t, searchId, answer.columns, datasets, answer.rows, 0, { total, capped: answer.capped, next: null }, started);
-      const handle = await this.pages.save(t, { search_id: searchId, fingerprint: print, columns: answer.columns, datasets, total, capped: answer.capped, limit }, answer.rows);
-      return this.envelope(t, searchId, handle.columns, datasets, answer.rows.slice(0, limit), 0, { total, capped: answer.capped, next: encodeCursor(searchId, limit) }, started);
+      const end = at.offset + limit;
+      const page = { total, capped: answer.capped, next: end < total ? encodeCursor(at.searchId, end, print) : null };
+      if (page.next || at.offset > 0) {
+        this.pages.save(t, { search_id: at.searchId, fingerprint: print, columns: answer.columns, datasets, total, capped: answer.capped, limit }, answer.rows, answer.bytes);
+      }
+      return this.envelope(t, at.searchId, answer.columns, datasets, answer.rows.slice(at.offset, end), at.offset, page, started);
     } finally {
       conn.closeSync();
     }
