@@ -1,19 +1,20 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { DateTime, Literals, Nullable } from './common.js';
+import { LIMITS } from './limits.js';
 import { Provenance, ResultRecord, Total } from './search.js';
 
 export const SQL_DEFAULT_LIMIT = 1000;
 export const SQL_MAX_LIMIT = 10_000;
 
 /** A positional parameter: `$1`, `$2`, … (or `?`) in the statement, in order. */
-export const SqlParam = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]);
+export const SqlParam = Type.Union([Type.String({ maxLength: LIMITS.whereValue }), Type.Number(), Type.Boolean(), Type.Null()]);
 
 export const SqlRequest = Type.Object(
   {
-    sql: Type.String({ minLength: 1, maxLength: 100_000, description: 'one read-only statement: SELECT, WITH … SELECT, VALUES, DESCRIBE or SHOW' }),
+    sql: Type.String({ minLength: 1, maxLength: LIMITS.sql, description: 'one read-only statement: SELECT, WITH … SELECT, VALUES, DESCRIBE or SHOW' }),
     params: Type.Optional(Type.Array(SqlParam, { maxItems: 1000 })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: SQL_MAX_LIMIT, description: `rows per page (default ${SQL_DEFAULT_LIMIT})` })),
-    cursor: Type.Optional(Nullable(Type.String())),
+    cursor: Type.Optional(Nullable(Type.String({ maxLength: LIMITS.cursor }))),
   },
   { additionalProperties: false },
 );

@@ -1,6 +1,7 @@
 import { StatementType, type DuckDBConnection } from '@duckdb/node-api';
 import type { SqlColumn } from '../../api/sql.js';
-import { Invalid } from '../errors.js';
+import { LIMITS } from '../../api/limits.js';
+import { Invalid, Refused } from '../errors.js';
 import { toJson, typeName } from './convert.js';
 import { notAllowed } from './guard.js';
 import type { SqlLimits } from './limits.js';
@@ -13,8 +14,10 @@ export interface Answer {
   columns: SqlColumn[];
   /** at most `maxRows` rows, in the statement's order */
   rows: Row[];
-  /** true when the statement had more rows than `maxRows` */
+  /** true when the statement had more rows than `maxRows`, or more bytes than `LIMITS.sqlResultBytes` */
   capped: boolean;
+  /** about how many bytes the rows take as JSON */
+  bytes: number;
 }
 
 /**
@@ -45,10 +48,19 @@ export async function execute(conn: DuckDBConnection, sql: string, params: SqlVa
     // a chunk's vectors do not carry the JSON alias: JSON columns are known from the result's types
     const json = columns.map((c) => c.type === 'JSON');
     const rows: Row[] = [];
-    while (rows.length <= maxRows) {
+    let bytes = 0;
+    let full = false;
+    while (rows.length <= maxRows && !full) {
       const chunk = await result.fetchChunk();
       if (!chunk || chunk.rowCount === 0) break;
       for (const values of chunk.convertRows(toJson)) {
+        const size = rowBytes(names, values);
+        if (bytes + size > LIMITS.sqlResultBytes) {
+          if (rows.length === 0) throw tooLarge();
+          full = true;
+          break;
+        }
+        bytes += size;
         const row: Row = {};
         for (let i = 0; i < names.length; i++) {
           // a column may be called __proto__: it stays a member, not the row's prototype
@@ -58,14 +70,27 @@ export async function execute(conn: DuckDBConnection, sql: string, params: SqlVa
         rows.push(row);
       }
     }
-    const capped = rows.length > maxRows;
-    if (capped) rows.length = maxRows;
-    return { columns, rows, capped };
+    const capped = full || rows.length > maxRows;
+    if (rows.length > maxRows) rows.length = maxRows;
+    return { columns, rows, capped, bytes };
   } catch (err) {
     throw sqlError(err, limits, timedOut);
   } finally {
     clearTimeout(timer); // the caller closes the connection, which ends the transaction
   }
+}
+
+const tooLarge = () =>
+  new Refused(`one row is larger than ${LIMITS.sqlResultBytes / 2 ** 20} MiB as JSON: select fewer columns or shorter values`, 'sql_result_too_large', 422);
+
+/** About what a row weighs as JSON, without writing it out. */
+function rowBytes(names: string[], values: unknown[]): number {
+  let n = 2;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    n += names[i].length + 4 + (typeof v === 'string' ? v.length + 2 : v !== null && typeof v === 'object' ? (JSON.stringify(v)?.length ?? 4) : 8);
+  }
+  return n;
 }
 
 function parseJson(v: unknown): unknown {
