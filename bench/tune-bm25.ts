@@ -54,7 +54,7 @@ const test = split(scorer, 'test');
 const current: Params = { ...BM25, boost: Object.fromEntries(DEFAULT_SEARCH_CONFIG.text_fields.map((f) => [f.field, f.boost])) };
 
 // The grid is only worth something if it scores what the engine scores.
-const engineRankings = new Map(train.queries.map((q) => [q.id, [...scorer.index.search(q.text, DEFAULT_MAX_EXPANSION_TERMS).seqs.slice(0, 100)].map((seq) => ids[seq - 1])]));
+const engineRankings = new Map(train.queries.map((q) => [q.id, [...scorer.index.search(q.text, { maxExpansions: DEFAULT_MAX_EXPANSION_TERMS, deadline: Infinity, top: 100 }).seqs].map((seq) => ids[seq - 1])]));
 const viaEngine = evaluate(engineRankings, train.qrels);
 const viaScorer = score(scorer, train, current);
 console.log(`fidelity, train at the current setting: TextIndex.search nDCG@10 ${viaEngine.ndcg10.toFixed(6)}, fast scorer ${viaScorer.ndcg10.toFixed(6)}`);

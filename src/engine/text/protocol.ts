@@ -4,8 +4,19 @@ import type { StoredRecord } from '../records.js';
 /** What the text worker needs of a record: its sequence, what it replaces, and the fields it indexes. */
 export type TextRecord = Pick<StoredRecord, 'seq' | 'replaces' | 'title' | 'body'> & Partial<Pick<StoredRecord, 'id' | 'time' | 'metadata'>>;
 
-/** The matches of a text search, best first; `terms` are the index terms it looked up (for snippets). */
-export interface TextResult { seqs: Float64Array; scores: Float64Array; terms: string[] }
+/**
+ * The matches of a text search: every one in seq order, or the best `top` of them, best first;
+ * `total` counts them all; `terms` are the index terms it looked up (for snippets).
+ */
+export interface TextResult { seqs: Float64Array; scores: Float64Array; total: number; terms: string[] }
+
+export interface SearchOptions {
+  maxExpansions: number;
+  extra?: { terms: string[]; weight: number };
+  /** epoch ms past which the search stops with a timeout */
+  deadline: number;
+  top?: number;
+}
 
 /** Which dataset's index a request is for, with the configuration to open it by. */
 export interface Target { t: string; d: string; config: SearchConfig }
@@ -14,11 +25,11 @@ export interface Target { t: string; d: string; config: SearchConfig }
 export type TextRequest =
   | { op: 'add'; target: Target; records: TextRecord[] }
   | { op: 'catchUp'; target: Target }
-  | { op: 'search'; target: Target; text: string; maxExpansions: number; extra?: { terms: string[]; weight: number } }
+  | { op: 'search'; target: Target; text: string; options: SearchOptions }
   | { op: 'remove'; target: Target; seqs: number[] }
   /** writes the snapshot; answers the seqs whose tombstones it made unnecessary */
   | { op: 'snapshot'; target: Target }
   | { op: 'snapshotAll' }
   | { op: 'forget'; t: string; d?: string };
 
-export type TextReply = { id: number; value: unknown } | { id: number; error: string };
+export type TextReply = { id: number; value: unknown } | { id: number; error: string; timeout?: true };

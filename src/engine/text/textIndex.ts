@@ -1,4 +1,4 @@
-import MiniSearch, { type Options, type SearchOptions } from 'minisearch';
+import MiniSearch, { type Options } from 'minisearch';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -7,7 +7,8 @@ import type { StoredRecord } from '../records.js';
 import { fieldValue } from '../search/fieldValue.js';
 import { MAX_KEY, type Store } from '../store/db.js';
 import { normalizeTerm, tokenize } from './analyzer.js';
-import type { TextRecord, TextResult } from './protocol.js';
+import { scoreClauses } from './bm25.js';
+import type { SearchOptions, TextRecord, TextResult } from './protocol.js';
 import { readSnapshot, writeSnapshot } from './snapshot.js';
 
 /** What a snapshot says of itself: the configuration it was built with and the last seq it holds. */
@@ -135,26 +136,20 @@ export class TextIndex {
     return { exact, expanded };
   }
 
-  /** BM25 hits over the configured fields, best first; `extra` adds terms at a lower weight (semantic query expansion). */
-  search(text: string, maxExpansions: number, extra?: { terms: string[]; weight: number }): TextResult {
-    const { exact, expanded } = this.queryTerms(text, maxExpansions);
-    if (exact.length === 0) return { seqs: new Float64Array(0), scores: new Float64Array(0), terms: [] };
-    const queries: (string | { queries: string[]; combineWith: 'OR'; boost: Record<string, number> })[] = [...exact];
-    const weighted = (terms: string[], weight: number) =>
-      queries.push({ queries: terms, combineWith: 'OR', boost: Object.fromEntries(Object.entries(this.boost).map(([f, b]) => [f, b * weight])) });
-    if (expanded.length > 0) weighted(expanded, EXPANSION_WEIGHT);
-    const more = [...new Set((extra?.terms ?? []).map(normalizeTerm))].filter((t): t is string => t !== null && !exact.includes(t) && !expanded.includes(t));
-    if (more.length > 0) weighted(more, extra!.weight);
-    const options: SearchOptions = { boost: this.boost, combineWith: 'OR' };
-    // MiniSearch multiplies a score by how many query terms matched; plain BM25 does not, and ranks better
-    const hits = this.mini
-      .search({ queries, combineWith: 'OR' } as never, options)
-      .map((r) => ({ seq: r.id as number, score: r.score / Math.max(1, r.queryTerms.length) }))
-      .sort((a, b) => b.score - a.score);
-    const seqs = new Float64Array(hits.length);
-    const scores = new Float64Array(hits.length);
-    hits.forEach((h, i) => ((seqs[i] = h.seq), (scores[i] = h.score)));
-    return { seqs, scores, terms: [...exact, ...expanded, ...more] };
+  /**
+   * BM25 hits over the configured fields: every match in seq order, or the best `top` of them.
+   * `extra` adds terms at a lower weight (semantic query expansion).
+   */
+  search(text: string, o: SearchOptions): TextResult {
+    const { exact, expanded } = this.queryTerms(text, o.maxExpansions);
+    if (exact.length === 0) return { seqs: new Float64Array(0), scores: new Float64Array(0), total: 0, terms: [] };
+    const more = [...new Set((o.extra?.terms ?? []).map(normalizeTerm))].filter((t): t is string => t !== null && !exact.includes(t) && !expanded.includes(t));
+    const clauses = [
+      ...exact.map((term) => ({ term, weight: 1 })),
+      ...expanded.map((term) => ({ term, weight: EXPANSION_WEIGHT })),
+      ...more.map((term) => ({ term, weight: o.extra!.weight })),
+    ];
+    return { ...scoreClauses(this.mini, clauses, this.boost, BM25, o.deadline, o.top), terms: [...exact, ...expanded, ...more] };
   }
 
   /**

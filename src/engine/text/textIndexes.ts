@@ -5,13 +5,14 @@ import type { SearchConfig } from '../../api/sources.js';
 import { Unavailable } from '../errors.js';
 import type { StoredRecord } from '../records.js';
 import type { Store } from '../store/db.js';
-import type { Target, TextRecord, TextReply, TextRequest, TextResult } from './protocol.js';
+import { searchTimeout } from '../search/deadline.js';
+import type { SearchOptions, Target, TextRecord, TextReply, TextRequest, TextResult } from './protocol.js';
 
 // Under vitest the engine runs from its TypeScript source; the worker then runs the built copy (npm test builds it first).
 const WORKER = new URL(import.meta.url.endsWith('.ts') ? '../../../dist/engine/text/textWorker.js' : './textWorker.js', import.meta.url);
 const INDEXED_MEMBERS = new Set(['title', 'body']);
 
-interface Waiting { resolve: (value: unknown) => void; reject: (err: Error) => void }
+interface Waiting { resolve: (value: unknown) => void; reject: (err: Error) => void; timeoutMs?: number }
 
 /**
  * The text indexes of a data dir. They live on a worker thread, so that indexing overlaps the
@@ -44,8 +45,9 @@ export class TextIndexes {
     return this.call({ op: 'catchUp', target: this.target(t, d) });
   }
 
-  search(t: string, d: string, text: string, maxExpansions: number, extra?: { terms: string[]; weight: number }): Promise<TextResult> {
-    return this.call({ op: 'search', target: this.target(t, d), text, maxExpansions, extra });
+  /** BM25 matches; past `options.deadline` (also while waiting for the worker) it rejects with a search timeout. */
+  search(t: string, d: string, text: string, options: SearchOptions, timeoutMs: number): Promise<TextResult> {
+    return this.call({ op: 'search', target: this.target(t, d), text, options }, timeoutMs);
   }
 
   remove(t: string, d: string, seqs: number[]): Promise<void> {
@@ -90,12 +92,12 @@ export class TextIndexes {
     return { t, d, config: this.configOf(t, d) };
   }
 
-  private call<T>(req: TextRequest): Promise<T> {
+  private call<T>(req: TextRequest, timeoutMs?: number): Promise<T> {
     const worker = (this.worker ??= this.start());
     const id = ++this.nextId;
     if (this.waiting.size === 0) worker.ref(); // an answer is due: the process must wait for it
     return new Promise<T>((resolve, reject) => {
-      this.waiting.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      this.waiting.set(id, { resolve: resolve as (value: unknown) => void, reject, timeoutMs });
       worker.postMessage({ id, req });
     });
   }
@@ -106,7 +108,7 @@ export class TextIndexes {
       const waiting = this.waiting.get(reply.id);
       this.waiting.delete(reply.id);
       if (this.waiting.size === 0) worker.unref();
-      if ('error' in reply) waiting?.reject(new Error(`text index: ${reply.error}`));
+      if ('error' in reply) waiting?.reject(reply.timeout ? searchTimeout(waiting.timeoutMs ?? 0) : new Error(`text index: ${reply.error}`));
       else waiting?.resolve(reply.value);
     });
     worker.on('error', (err) => this.lost(worker, err));

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { openStore } from '../store/db.js';
 import type { Target, TextReply, TextRequest, TextResult } from './protocol.js';
+import { ScoringTimeout } from './bm25.js';
 import { TextIndex } from './textIndex.js';
 
 const dataDir: string = workerData.dataDir;
@@ -46,7 +47,7 @@ function handle(req: TextRequest): unknown {
     case 'catchUp':
       return index(req.target).catchUp();
     case 'search':
-      return index(req.target).search(req.text, req.maxExpansions, req.extra);
+      return index(req.target).search(req.text, req.options);
     case 'remove': // a closed index loses them through their tombstones when it opens
       return open.get(keyOf(req.target.t, req.target.d))?.index.remove(req.seqs);
     case 'snapshot': // of an open index only: a dataset deleted meanwhile is not brought back
@@ -67,6 +68,6 @@ parentPort!.on('message', ({ id, req }: { id: number; req: TextRequest }) => {
   } catch (err) {
     // the store is the truth: an index that failed to change is dropped, and rebuilt from it on next use
     if ('target' in req && req.op !== 'search') open.delete(keyOf(req.target.t, req.target.d));
-    parentPort!.postMessage({ id, error: (err as Error).message } satisfies TextReply);
+    parentPort!.postMessage({ id, error: (err as Error).message, ...(err instanceof ScoringTimeout && { timeout: true as const }) } satisfies TextReply);
   }
 });
