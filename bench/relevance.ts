@@ -23,7 +23,7 @@ export async function relevanceBench(): Promise<void> {
     const caller = engine.localCaller();
     await ingestScifact(engine);
     const rankings = new Map<string, string[]>();
-    for (const q of qs) rankings.set(q.id, (await engine.search.search(caller, { text: q.text, datasets: ['scifact'], limit: 100 })).records.map((r) => r.id));
+    for (const q of qs) rankings.set(q.id, (await engine.search.run(caller, { text: q.text, datasets: ['scifact'], limit: 100 })).records.map((r) => r.id));
     row('svc engine', rankings);
   } finally {
     await engine.close({ drain: false }); // background work (vectors) has no bearing on text ranking

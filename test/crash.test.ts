@@ -98,15 +98,15 @@ describe('a kill -9 during ingestion', () => {
       expect(run.status).toBe('ready');
       expect(run.documents.parsed).toBe(LINES);
       expect(engine.datasets.get(caller, 'big').record_count).toBe(LINES);
-      const everything = await engine.search.search(caller, { datasets: ['big'], limit: 1 });
+      const everything = await engine.search.run(caller, { datasets: ['big'], limit: 1 });
       expect(everything.total.value).toBe(LINES);
       for (const n of [1, 2, 1999, 2000, 2001, 75_000, LINES - 1, LINES]) {
-        const hit = await engine.search.search(caller, { text: `marker${String(n).padStart(7, '0')}`, datasets: ['big'], max_expansion_terms: 0 });
+        const hit = await engine.search.run(caller, { text: `marker${String(n).padStart(7, '0')}`, datasets: ['big'], max_expansion_terms: 0 });
         expect(hit.total.value, `line ${n} in the text index`).toBe(1);
         expect(hit.records[0].provenance.line).toBe(n);
         expect(hit.records[0].body).toBe(lineText(n));
       }
-      const common = await engine.search.search(caller, { text: 'processed', datasets: ['big'], limit: 1 });
+      const common = await engine.search.run(caller, { text: 'processed', datasets: ['big'], limit: 1 });
       expect(common.total.value).toBe(LINES);
     } finally {
       await engine.close();

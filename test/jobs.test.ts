@@ -108,7 +108,7 @@ describe('tombstones and retention', () => {
     await deleteRecords(store, null, caller.tenant_id, 'logs', (rec) => rec.id === 'a'); // as if the process died before touching the index
     await store.close();
     const again = await Engine.open(dataDir);
-    const found = await again.search.search(again.localCaller(), { text: 'zebra', datasets: ['logs'] });
+    const found = await again.search.run(again.localCaller(), { text: 'zebra', datasets: ['logs'] });
     expect(found.records.map((r) => r.id)).toEqual(['b']);
     expect(found.total.value).toBe(1);
     expect(again.datasets.get(again.localCaller(), 'logs').record_count).toBe(1);
@@ -125,9 +125,9 @@ describe('tombstones and retention', () => {
     await engine.ingest.wait(caller, run.ingest_run_id);
     const deleted = await engine.retention.run();
     expect(Object.values(deleted)).toEqual([2]);
-    const left = await engine.search.search(caller, { datasets: ['events'], limit: 10 });
+    const left = await engine.search.run(caller, { datasets: ['events'], limit: 10 });
     expect(left.records.map((r) => r.id).sort()).toEqual(['d0', 'd1']);
-    expect((await engine.search.search(caller, { text: 'event', datasets: ['events'] })).total.value).toBe(2);
+    expect((await engine.search.run(caller, { text: 'event', datasets: ['events'] })).total.value).toBe(2);
     expect(engine.jobs.list('~', { type: 'retention', status: 'pending' })).toHaveLength(1);
     await engine.close();
   });

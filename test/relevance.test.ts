@@ -54,7 +54,7 @@ describe('SciFact relevance', () => {
   });
 
   it('finds a record by its title and abstract words', async () => {
-    const r = await engine.search.search(engine.localCaller(), { text: 'cerebral white matter diffusion tensor newborn', datasets: ['scifact'], limit: 1 });
+    const r = await engine.search.run(engine.localCaller(), { text: 'cerebral white matter diffusion tensor newborn', datasets: ['scifact'], limit: 1 });
     expect(r.records[0].id).toBe('4983');
     expect(r.records[0].title).toMatch(/^Microstructural development of human newborn cerebral white matter/);
   });
@@ -63,7 +63,7 @@ describe('SciFact relevance', () => {
     const caller = engine.localCaller();
     const rankings = new Map<string, string[]>();
     for (const q of queries('test')) {
-      const r = await engine.search.search(caller, { text: q.text, datasets: ['scifact'], limit: 100 });
+      const r = await engine.search.run(caller, { text: q.text, datasets: ['scifact'], limit: 100 });
       rankings.set(q.id, r.records.map((rec) => rec.id));
     }
     const { ndcg10, recall100 } = evaluate(rankings, qrels('test'));

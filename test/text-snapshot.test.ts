@@ -72,13 +72,13 @@ describe('a damaged text snapshot', () => {
     await engine.datasets.create(caller, { dataset_id: 'ssh', semantic: false });
     const run = await engine.ingest.submit(caller, Readable.from([Buffer.from(lines.join('\n'))]), { dataset_id: 'ssh', format: 'text', filename: 'ssh.log' });
     expect((await engine.ingest.wait(caller, run.ingest_run_id)).status).toBe('ready');
-    const before = await engine.search.search(caller, { text: 'authentication failure', datasets: ['ssh'], limit: 5 });
+    const before = await engine.search.run(caller, { text: 'authentication failure', datasets: ['ssh'], limit: 5 });
     await engine.close();
 
     const snapshot = join(dir.path, 'indexes', caller.tenant_id, 'ssh', 'text.snapshot');
     truncateSync(snapshot, Math.floor(statSync(snapshot).size / 2));
     engine = await Engine.open(dir.path);
-    const after = await engine.search.search(engine.localCaller(), { text: 'authentication failure', datasets: ['ssh'], limit: 5 });
+    const after = await engine.search.run(engine.localCaller(), { text: 'authentication failure', datasets: ['ssh'], limit: 5 });
     expect(after.total.value).toBe(before.total.value);
     expect(after.records.map((r) => r.id)).toEqual(before.records.map((r) => r.id));
     await engine.close();

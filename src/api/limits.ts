@@ -35,8 +35,10 @@ export const LIMITS = {
   datasets: 100,
   /** aggregations in one search */
   aggregations: 20,
-  /** buckets one aggregation may produce */
+  /** buckets one histogram or date_histogram aggregation may produce */
   buckets: 10_000,
+  /** distinct values one terms aggregation may count */
+  termsValues: 100_000,
   /** a cursor */
   cursor: 4096,
   /** a search's ranking kept for paging: pages stop there */

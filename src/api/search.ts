@@ -1,9 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { DateTime, Literals as lit, Nullable } from './common.js';
+import { LIMITS } from './limits.js';
 
 export const WhereItem = Type.Object(
   {
-    field: Type.String({ minLength: 1 }),
+    field: Type.String({ minLength: 1, maxLength: LIMITS.fieldPath }),
     op: lit(['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin', 'exists', 'prefix', 'contains']),
     value: Type.Optional(Type.Unknown()),
   },
@@ -13,10 +14,10 @@ export type WhereItem = Static<typeof WhereItem>;
 
 export const TimeFilter = Type.Object(
   {
-    field: Type.Optional(Type.String({ minLength: 1 })),
-    gte: Type.Optional(Type.String()),
-    lt: Type.Optional(Type.String()),
-    last: Type.Optional(Type.String({ description: 'a duration back from now: 30s, 15m, 24h, 7d, 2w' })),
+    field: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.fieldPath })),
+    gte: Type.Optional(Type.String({ maxLength: 64 })),
+    lt: Type.Optional(Type.String({ maxLength: 64 })),
+    last: Type.Optional(Type.String({ maxLength: 32, description: 'a duration back from now: 30s, 15m, 24h, 7d, 2w' })),
   },
   { additionalProperties: false },
 );
@@ -24,11 +25,11 @@ export type TimeFilter = Static<typeof TimeFilter>;
 
 export const AggregationSpec = Type.Object(
   {
-    name: Type.String({ minLength: 1 }),
+    name: Type.String({ minLength: 1, maxLength: LIMITS.name }),
     type: lit(['terms', 'date_histogram', 'histogram', 'stats', 'count']),
-    field: Type.Optional(Type.String({ minLength: 1 })),
+    field: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.fieldPath })),
     size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
-    interval: Type.Optional(Type.Union([Type.String(), Type.Number({ exclusiveMinimum: 0 })])),
+    interval: Type.Optional(Type.Union([Type.String({ maxLength: 32 }), Type.Number({ exclusiveMinimum: 0 })])),
   },
   { additionalProperties: false },
 );
@@ -38,21 +39,21 @@ export const SearchMode = lit(['text', 'semantic', 'hybrid']);
 
 export const SearchRequest = Type.Object(
   {
-    text: Type.Optional(Type.String({ default: '' })),
-    q: Type.Optional(Nullable(Type.String())),
-    datasets: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    text: Type.Optional(Type.String({ default: '', maxLength: LIMITS.text })),
+    q: Type.Optional(Nullable(Type.String({ maxLength: LIMITS.q }))),
+    datasets: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.datasetId }), { maxItems: LIMITS.datasets })),
     dataset_scope: Type.Optional(lit(['all', 'selected'])),
-    content_filter: Type.Optional(Nullable(Type.String())),
+    content_filter: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
     mode: Type.Optional(SearchMode),
     semantic: Type.Optional(Type.Boolean()),
     semantic_min_score: Type.Optional(Nullable(Type.Number())),
     max_expansion_terms: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
-    cursor: Type.Optional(Nullable(Type.String())),
-    aggregations: Type.Optional(Type.Array(AggregationSpec)),
-    collapse: Type.Optional(Nullable(Type.Object({ field: Type.String({ minLength: 1 }) }, { additionalProperties: false }))),
+    cursor: Type.Optional(Nullable(Type.String({ maxLength: LIMITS.cursor }))),
+    aggregations: Type.Optional(Type.Array(AggregationSpec, { maxItems: LIMITS.aggregations })),
+    collapse: Type.Optional(Nullable(Type.Object({ field: Type.String({ minLength: 1, maxLength: LIMITS.fieldPath }) }, { additionalProperties: false }))),
     time: Type.Optional(Nullable(TimeFilter)),
-    where: Type.Optional(Type.Array(WhereItem)),
+    where: Type.Optional(Type.Array(WhereItem, { maxItems: LIMITS.whereItems })),
   },
   { additionalProperties: false },
 );
@@ -93,5 +94,7 @@ export const SearchEnvelope = Type.Object({
   records: Type.Array(ResultRecord),
   aggregations: Type.Record(Type.String(), Type.Unknown()),
   next_cursor: Nullable(Type.String()),
+  /** Addition: what the caller should know of how the search was answered (a ranking cut short, …). */
+  warnings: Type.Optional(Type.Array(Type.Object({ code: Type.String(), message: Type.String() }))),
 });
 export type SearchEnvelope = Static<typeof SearchEnvelope>;

@@ -18,7 +18,7 @@ import { Runs } from './ingest/runs.js';
 import { lockDataDir } from './lock.js';
 import { PlatformTenants } from './platform/tenants.js';
 import { Retention, RETENTION_EVERY_MS } from './retention/retention.js';
-import { SearchHandles } from './search/handles.js';
+import { dropStoredHandles, SearchHandles } from './search/handles.js';
 import { Search } from './search/search.js';
 import { Sources } from './sources/sources.js';
 import { Sql } from './sql/sql.js';
@@ -83,7 +83,7 @@ export class Engine {
     this.retention = new Retention(store, this.jobs, this.directory, this.datasets, this.sources, this.text);
     this.deletion = new DataDeletion(store, this.jobs, this.datasets, this.sources, runs, blobs, this.text, this.sql.indexes);
     this.semantic = new Semantic(store, dataDir, this.datasets, this.sources, this.jobs, this.ingest, opts.semantic);
-    this.search = new Search(store, this.datasets, this.text, new SearchHandles(store), this.semantic.search);
+    this.search = new Search(store, this.datasets, this.text, new SearchHandles(), this.semantic.search);
     this.fields = new Fields(store, this.datasets, this.sources, (t, d) => this.sql.fastFields(t, d));
   }
 
@@ -91,6 +91,7 @@ export class Engine {
     const unlock = await lockDataDir(dataDir, opts.lockWaitMs ?? 30_000);
     try {
       const engine = new Engine(dataDir, openStore(dataDir), loadSecret(dataDir), unlock, opts);
+      await dropStoredHandles(engine.store, engine.directory.tenants().map((t) => t.tenant_id));
       await engine.jobs.start({ background: opts.background });
       if (opts.background) {
         await engine.retention.schedule(Date.now() + RETENTION_EVERY_MS);

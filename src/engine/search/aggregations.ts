@@ -1,3 +1,4 @@
+import { LIMITS } from '../../api/limits.js';
 import { Invalid } from '../errors.js';
 import type { AggregationSpec } from '../../api/search.js';
 import type { StoredRecord } from '../records.js';
@@ -70,11 +71,11 @@ export function createAggregator(specs: AggregationSpec[]): Aggregator {
 function bucketer(spec: AggregationSpec): Bucketer {
   switch (spec.type) {
     case 'terms':
-      return terms(spec.size ?? DEFAULT_SIZE);
+      return terms(spec);
     case 'date_histogram':
-      return dateHistogram(calendarStep(spec.interval)!);
+      return dateHistogram(calendarStep(spec.interval)!, spec);
     case 'histogram':
-      return histogram(histogramStep(spec.interval)!);
+      return histogram(histogramStep(spec.interval)!, spec);
     case 'stats':
       return stats();
     case 'count':
@@ -99,13 +100,22 @@ function distinctKeys(v: unknown, key: (x: unknown) => unknown, each: (k: unknow
   }
 }
 
-function tally(counts: Map<unknown, number>): (k: unknown) => void {
-  return (k) => counts.set(k, (counts.get(k) ?? 0) + 1);
+/** Counts per key, refusing the search once there are more keys than `cap`: memory stays bounded. */
+function tally(counts: Map<unknown, number>, cap: number, spec: AggregationSpec): (k: unknown) => void {
+  return (k) => {
+    const n = counts.get(k);
+    if (n === undefined && counts.size >= cap) {
+      const msg = `aggregation '${spec.name}' has more than ${cap} ${spec.type === 'terms' ? 'distinct values' : 'buckets'}: ${spec.type === 'terms' ? 'aggregate a field with fewer values, or filter first' : 'use a larger interval, or a narrower time range'}`;
+      throw new Invalid(msg, [{ loc: ['body', 'aggregations'], msg, type: 'value_error', input: spec.name }]);
+    }
+    counts.set(k, (n ?? 0) + 1);
+  };
 }
 
-function terms(size: number): Bucketer {
+function terms(spec: AggregationSpec): Bucketer {
+  const size = spec.size ?? DEFAULT_SIZE;
   const counts = new Map<unknown, number>();
-  const add = tally(counts);
+  const add = tally(counts, LIMITS.termsValues, spec);
   const key = (x: unknown) => (typeof x === 'string' || typeof x === 'number' || typeof x === 'boolean' ? x : null);
   return {
     add: (v) => distinctKeys(v, key, add),
@@ -151,9 +161,9 @@ function bucketStart(ms: number, step: Step): number {
   return Math.floor((ms - offset) / step.ms) * step.ms + offset;
 }
 
-function dateHistogram(step: Step): Bucketer {
+function dateHistogram(step: Step, spec: AggregationSpec): Bucketer {
   const counts = new Map<unknown, number>();
-  const add = tally(counts);
+  const add = tally(counts, LIMITS.buckets, spec);
   const key = (x: unknown) => {
     const ms = toEpochMs(x);
     return ms === null ? null : bucketStart(ms, step);
@@ -181,9 +191,9 @@ function histogramKey(n: number, step: number): number {
   return Number((Math.floor(q) * step).toPrecision(12));
 }
 
-function histogram(step: number): Bucketer {
+function histogram(step: number, spec: AggregationSpec): Bucketer {
   const counts = new Map<unknown, number>();
-  const add = tally(counts);
+  const add = tally(counts, LIMITS.buckets, spec);
   const key = (x: unknown) => {
     const n = toNumber(x);
     return n === null ? null : histogramKey(n, step);

@@ -1,3 +1,4 @@
+import { LIMITS } from '../../api/limits.js';
 import { Invalid, type Loc } from '../errors.js';
 import type { TimeFilter, WhereItem } from '../../api/search.js';
 import type { StoredRecord } from '../records.js';
@@ -57,6 +58,7 @@ function valueTest(op: WhereOp, value: unknown, fail: (msg: string) => null): Va
     case 'eq':
     case 'ne': {
       if (!isScalar(value)) return fail(`${op} needs a string, number, boolean or null value`);
+      if (tooLong(value)) return fail(`the value is longer than ${LIMITS.whereValue} characters`);
       // eq null asks "has no value", so a missing field counts too
       if (value === null) return op === 'eq' ? (v) => !present(v) : present;
       const eq = equalsTest(value);
@@ -65,8 +67,9 @@ function valueTest(op: WhereOp, value: unknown, fail: (msg: string) => null): Va
     case 'in':
     case 'nin': {
       if (!Array.isArray(value) || !value.every(isScalar)) return fail(`${op} needs an array of strings, numbers or booleans`);
-      const tests = value.map(equalsTest);
-      const hit = (x: unknown) => tests.some((t) => t(x));
+      if (value.length > LIMITS.inValues) return fail(`${op} takes at most ${LIMITS.inValues} values; ${value.length} given`);
+      if (value.some(tooLong)) return fail(`a value is longer than ${LIMITS.whereValue} characters`);
+      const hit = oneOf(value);
       return op === 'in' ? (v) => anyValue(v, hit) : (v) => !anyValue(v, hit);
     }
     case 'gt':
@@ -86,6 +89,7 @@ function valueTest(op: WhereOp, value: unknown, fail: (msg: string) => null): Va
     case 'prefix':
     case 'contains': {
       if (typeof value !== 'string' && typeof value !== 'number') return fail(`${op} needs a string value`);
+      if (tooLong(value)) return fail(`the value is longer than ${LIMITS.whereValue} characters`);
       const needle = String(value).toLowerCase();
       const hit =
         op === 'prefix'
@@ -94,6 +98,42 @@ function valueTest(op: WhereOp, value: unknown, fail: (msg: string) => null): Va
       return (v) => anyValue(v, hit);
     }
   }
+}
+
+const tooLong = (v: unknown) => typeof v === 'string' && v.length > LIMITS.whereValue;
+
+/**
+ * `equalsTest` of any of `values`, by set lookups instead of one test per value: numbers compare
+ * as numbers with numbers, other values as lower-cased text, and date strings as instants.
+ */
+function oneOf(values: unknown[]): ValueTest {
+  const numbers = new Set<number>();
+  const texts = new Set<string>();
+  const nonNumericTexts = new Set<string>();
+  const dates = new Set<number>();
+  let nullable = false;
+  for (const qv of values) {
+    if (qv === null) {
+      nullable = true;
+      continue;
+    }
+    const text = String(qv).toLowerCase();
+    const n = toNumber(qv);
+    if (n !== null) numbers.add(n);
+    else nonNumericTexts.add(text);
+    texts.add(text);
+    const ms = typeof qv === 'string' ? parseDate(qv) : null;
+    if (ms !== null && n === null) dates.add(ms);
+  }
+  return (rv) => {
+    if (rv === null) return nullable;
+    if (rv === undefined || typeof rv === 'object') return false;
+    const text = String(rv).toLowerCase();
+    const n = toNumber(rv);
+    if (n !== null) return numbers.has(n) || nonNumericTexts.has(text);
+    if (texts.has(text)) return true;
+    return dates.size > 0 && typeof rv === 'string' && dates.has(parseDate(rv) ?? NaN);
+  };
 }
 
 function isScalar(v: unknown): boolean {

@@ -1,9 +1,9 @@
 import type { SearchRequest } from '../../api/search.js';
 import { Invalid } from '../errors.js';
+import { LIMITS } from '../../api/limits.js';
 import { newId } from '../ids.js';
-import type { Store } from '../store/db.js';
-
-export const HANDLE_TTL_MS = 24 * 3600 * 1000;
+import { MAX_KEY, removePrefix, type Store } from '../store/db.js';
+import { BoundedCache } from './cache.js';
 
 /** One ranked hit: which of the search's datasets, which record, what score. */
 export interface RankedHit { ds: number; seq: number; score: number }
@@ -22,6 +22,12 @@ export interface SearchHandle {
   terms: string[];
   aggregations: Record<string, unknown>;
   total: number;
+  /** how many hits of the ranking are kept for paging (at most LIMITS.rankingDepth) */
+  ranked: number;
+  /** per dataset, the last seq the search could see; a record added later is not part of it */
+  cutoffs: number[];
+  /** the time `time.last` was counted back from */
+  now: number;
   created_at: string;
   expires_at: string;
 }
@@ -46,64 +52,74 @@ function unpack(buf: Buffer, from: number, to: number): RankedHit[] {
   return out;
 }
 
+/** How long a handle may be paged through; the cache may drop it sooner when full. */
+export const HANDLE_TTL_MS = 3600 * 1000;
+const CACHE = { entries: 10_000, bytes: 256 * 2 ** 20, ttlMs: HANDLE_TTL_MS };
+
+/** Search handles and their rankings, in memory only: a search writes nothing to disk. */
 export class SearchHandles {
-  /** handles whose write has not committed yet: a cursor may come back before it does */
-  private readonly unwritten = new Map<string, { handle: SearchHandle; hits?: Buffer }>();
+  private readonly cache = new BoundedCache<{ handle: SearchHandle; hits?: Buffer }>(CACHE);
 
-  constructor(private readonly store: Store) {}
-
-  create(tenantId: string, fields: Omit<SearchHandle, 'search_id' | 'created_at' | 'expires_at'>, ranking?: RankedHit[]): SearchHandle {
+  /** `searchId` is that of the search a cursor runs again; else a new one. */
+  create(tenantId: string, fields: Omit<SearchHandle, 'search_id' | 'created_at' | 'expires_at'>, ranking?: RankedHit[], searchId = newId('srch')): SearchHandle {
     const created = Date.now();
     const handle: SearchHandle = {
-      search_id: newId('srch'),
+      search_id: searchId,
       ...fields,
       request: { ...fields.request, cursor: null },
       created_at: new Date(created).toISOString(),
       expires_at: new Date(created + HANDLE_TTL_MS).toISOString(),
     };
     const hits = ranking && pack(ranking);
-    // written in the background: a search must not wait for a disk flush
-    const pendingKey = `${tenantId}/${handle.search_id}`;
-    this.unwritten.set(pendingKey, { handle, hits });
-    void this.store.meta
-      .transaction(() => {
-        this.store.meta.put([tenantId, 'srch', handle.search_id], handle);
-        if (hits) this.store.meta.put([tenantId, 'srchhits', handle.search_id], hits);
-      })
-      .finally(() => this.unwritten.delete(pendingKey));
+    this.cache.set(`${tenantId}/${handle.search_id}`, { handle, hits }, (hits?.length ?? 0) + JSON.stringify(handle).length);
     return handle;
   }
 
   get(tenantId: string, searchId: string): SearchHandle | undefined {
-    const pending = this.unwritten.get(`${tenantId}/${searchId}`);
-    if (pending) return pending.handle;
-    const handle: SearchHandle | undefined = this.store.meta.get([tenantId, 'srch', searchId]);
-    if (!handle) return undefined;
-    if (Date.parse(handle.expires_at) < Date.now()) {
-      this.store.meta.remove([tenantId, 'srch', searchId]);
-      this.store.meta.remove([tenantId, 'srchhits', searchId]);
-      return undefined;
-    }
-    return handle;
+    return this.cache.get(`${tenantId}/${searchId}`)?.handle;
   }
 
   /** The frozen ranking from `from` (inclusive) to `to` (exclusive). */
   hits(tenantId: string, searchId: string, from: number, to: number): RankedHit[] {
-    const pending = this.unwritten.get(`${tenantId}/${searchId}`);
-    const buf: Buffer | undefined = pending ? pending.hits : this.store.meta.get([tenantId, 'srchhits', searchId]);
-    return buf ? unpack(buf, from, to) : [];
+    const hits = this.cache.get(`${tenantId}/${searchId}`)?.hits;
+    return hits ? unpack(hits, from, to) : [];
   }
 }
 
-interface CursorState { s: string; o: number }
-
-export function encodeCursor(searchId: string, offset: number): string {
-  return Buffer.from(JSON.stringify({ s: searchId, o: offset } satisfies CursorState)).toString('base64url');
+/**
+ * Earlier versions kept handles, rankings and SQL pages in LMDB for a day and never swept them:
+ * whatever a data dir still holds of them goes when it is opened.
+ */
+export async function dropStoredHandles(store: Store, tenantIds: string[]): Promise<void> {
+  const kinds = ['srch', 'srchhits', 'sqlh', 'sqlrows'];
+  const held = tenantIds.filter((t) => kinds.some((k) => store.meta.getKeysCount({ start: [t, k], end: [t, k, MAX_KEY], limit: 1 }) > 0));
+  if (held.length === 0) return;
+  await store.meta.transaction(() => {
+    for (const t of held) for (const k of kinds) removePrefix(store.meta, [t, k]);
+  });
 }
 
-/** The search a cursor continues and where; a cursor that is malformed or expired is a 422 on `cursor`. */
-export function decodeCursor(handles: SearchHandles, tenantId: string, cursor: string): { handle: SearchHandle; offset: number } {
-  const bad = (msg: string) => new Invalid(msg, [{ loc: ['body', 'cursor'], msg, type: 'value_error', input: cursor }]);
+/** What a search saw: enough to run it again, the same, when its handle is gone. */
+export interface Frozen { request: SearchRequest; datasets: string[]; cutoffs: number[]; now: number }
+
+interface CursorState { s: string; o: number; f?: Frozen }
+
+const encode = (state: CursorState) => Buffer.from(JSON.stringify(state)).toString('base64url');
+
+/**
+ * A cursor names its search and offset, and carries the frozen search itself when that fits in
+ * `LIMITS.cursor`: a server that restarted, a cache that dropped the handle, or the next local
+ * command (a new process) then runs it again with the same cutoffs instead of refusing.
+ */
+export function encodeCursor(handle: SearchHandle, offset: number): string {
+  const { request, datasets, cutoffs, now } = handle;
+  const full = encode({ s: handle.search_id, o: offset, f: { request, datasets, cutoffs, now } });
+  return full.length <= LIMITS.cursor ? full : encode({ s: handle.search_id, o: offset });
+}
+
+/** The search a cursor continues, where, and how to run it again; a malformed cursor is a 422 on `cursor`. */
+export function decodeCursor(cursor: string): CursorState {
+  const bad = invalidCursor(cursor);
   let state: CursorState;
   try {
     state = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
@@ -111,7 +127,14 @@ export function decodeCursor(handles: SearchHandles, tenantId: string, cursor: s
     throw bad('malformed cursor');
   }
   if (typeof state?.s !== 'string' || !Number.isInteger(state.o) || state.o < 0) throw bad('malformed cursor');
-  const handle = handles.get(tenantId, state.s);
-  if (!handle) throw bad('cursor expired or unknown: run the search again');
-  return { handle, offset: state.o };
+  const f = state.f;
+  if (f !== undefined && !(isObject(f) && isObject(f.request) && isList(f.datasets, 'string') && isList(f.cutoffs, 'number') && f.cutoffs.length === f.datasets.length && typeof f.now === 'number')) {
+    throw bad('malformed cursor');
+  }
+  return state;
 }
+
+export const invalidCursor = (cursor: string) => (msg: string) => new Invalid(msg, [{ loc: ['body', 'cursor'], msg, type: 'value_error', input: cursor }]);
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isList = (v: unknown, type: string) => Array.isArray(v) && v.every((x) => typeof x === type);

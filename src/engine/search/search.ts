@@ -1,7 +1,9 @@
-import type { ResultRecord, SearchEnvelope, SearchRequest } from '../../api/search.js';
+import { SearchRequest, type ResultRecord, type SearchEnvelope } from '../../api/search.js';
+import { validate } from '../../api/validate.js';
 import type { Caller } from '../auth/caller.js';
 import type { Datasets } from '../datasets/datasets.js';
-import { Conflict } from '../errors.js';
+import { LIMITS } from '../../api/limits.js';
+import { Conflict, Invalid } from '../errors.js';
 import type { StoredRecord } from '../records.js';
 import type { Store } from '../store/db.js';
 import { analyze } from '../text/analyzer.js';
@@ -10,8 +12,10 @@ import type { TextIndexes } from '../text/textIndexes.js';
 import { createAggregator } from './aggregations.js';
 import { fieldValue } from './fieldValue.js';
 import { compileFilters } from './filters.js';
-import { decodeCursor, encodeCursor, type RankedHit, type SearchHandle, SearchHandles } from './handles.js';
+import { decodeCursor, encodeCursor, invalidCursor, type RankedHit, type SearchHandle, SearchHandles } from './handles.js';
 import { compileQuery } from './query.js';
+import { Deadline, searchTimeoutMs } from './deadline.js';
+import { TopK } from './topK.js';
 import { FUSION_NAME, SEMANTIC_DEPTH, type PreparedQuery, type SemanticSearch } from '../vector/semanticSearch.js';
 
 export const DEFAULT_LIMIT = 20;
@@ -24,6 +28,8 @@ export function searchMode(req: SearchRequest): 'text' | 'semantic' | 'hybrid' {
 export const DEFAULT_MAX_EXPANSION_TERMS = 50;
 
 interface Hit extends RankedHit { rec?: StoredRecord }
+/** Which page of a search to answer; `replay` runs a search again for a cursor whose handle is gone. */
+interface Page { offset: number; limit?: number; replay?: { search_id: string; cutoffs: number[]; now: number } }
 
 /**
  * Text search over a tenant's datasets: one request shape in, one envelope out. The first page
@@ -37,6 +43,7 @@ export class Search {
     private readonly text: TextIndexes,
     private readonly handles: SearchHandles,
     private readonly vectors?: SemanticSearch,
+    private readonly timeoutMs = searchTimeoutMs(),
   ) {}
 
   /**
@@ -44,22 +51,30 @@ export class Search {
    * an embedding provider — and then rank like a text search does.
    */
   async run(caller: Caller, req: SearchRequest): Promise<SearchEnvelope> {
-    const mode = searchMode(req);
-    if (req.cursor || mode === 'text' || !this.vectors) return this.search(caller, req);
-    const scope = this.scope(caller.tenant_id, req);
-    if (req.text?.trim()) await this.vectors.catchUp(caller.tenant_id, scope); // not part of the search's own time (took_ms)
-    const started = performance.now();
-    const prepared = await this.vectors.prepare(caller.tenant_id, scope, req, mode);
-    return this.first(caller.tenant_id, req, scope, started, prepared);
+    if (req.cursor) return this.next(caller, req.cursor, req.limit);
+    return this.start(caller.tenant_id, req, this.scope(caller.tenant_id, req), { offset: 0 });
   }
 
-  async search(caller: Caller, req: SearchRequest): Promise<SearchEnvelope> {
+  private async start(t: string, req: SearchRequest, scope: string[], at: Page): Promise<SearchEnvelope> {
+    const mode = searchMode(req);
+    if (mode === 'text' || !this.vectors) return this.first(t, req, scope, performance.now(), at);
+    if (req.text?.trim()) await this.vectors.catchUp(t, scope); // not part of the search's own time (took_ms)
     const started = performance.now();
-    if (req.cursor) {
-      const { handle, offset } = decodeCursor(this.handles, caller.tenant_id, req.cursor);
-      return this.page(caller.tenant_id, handle, offset, req.limit ?? handle.request.limit ?? DEFAULT_LIMIT, started);
-    }
-    return this.first(caller.tenant_id, req, this.scope(caller.tenant_id, req), started);
+    const prepared = await this.vectors.prepare(t, scope, req, mode);
+    return this.first(t, req, scope, started, at, prepared);
+  }
+
+  /** The next page: from the handle when this process still has it, else by running the frozen search again. */
+  private async next(caller: Caller, cursor: string, limit?: number): Promise<SearchEnvelope> {
+    const started = performance.now();
+    const t = caller.tenant_id;
+    const state = decodeCursor(cursor);
+    const handle = this.handles.get(t, state.s);
+    if (handle) return this.page(t, handle, state.o, limit ?? handle.request.limit ?? DEFAULT_LIMIT, started);
+    if (!state.f) throw invalidCursor(cursor)('cursor expired or unknown: run the search again (a search is kept in memory for an hour at most)');
+    const request = validate(SearchRequest, state.f.request);
+    for (const d of state.f.datasets) this.datasets.state(t, d);
+    return this.start(t, request, state.f.datasets, { offset: state.o, limit, replay: { search_id: state.s, cutoffs: state.f.cutoffs, now: state.f.now } });
   }
 
   private scope(t: string, request: SearchRequest): string[] {
@@ -68,70 +83,122 @@ export class Search {
     return datasetIds;
   }
 
-  private async first(t: string, request: SearchRequest, datasetIds: string[], started: number, prepared?: PreparedQuery): Promise<SearchEnvelope> {
-    const limit = request.limit ?? DEFAULT_LIMIT;
+  private async first(t: string, request: SearchRequest, datasetIds: string[], started: number, at: Page, prepared?: PreparedQuery): Promise<SearchEnvelope> {
+    const deadline = new Deadline(this.timeoutMs);
+    const limit = at.limit ?? request.limit ?? DEFAULT_LIMIT;
     const mode = searchMode(request);
     if (mode !== 'text' && !prepared) throw new Conflict(`a ${mode} search embeds its query first: call run()`);
+    const now = at.replay?.now ?? Date.now();
+    const cutoffs = at.replay?.cutoffs ?? datasetIds.map((d) => this.lastSeq(t, d));
 
-    const filter = compileFilters(request.where, request.time, new Date());
+    const filter = compileFilters(request.where, request.time, new Date(now));
     const query = request.q?.trim() ? compileQuery(request.q) : null;
     const aggregator = request.aggregations?.length ? createAggregator(request.aggregations) : null;
     const text = request.text?.trim() ?? '';
     const scoringText = [text, query?.scoringText ?? ''].join(' ').trim();
-    const needRecord = Boolean(filter || query || aggregator || request.collapse);
-    const accept = (rec: StoredRecord) => (!query || query.matches(rec)) && (!filter || filter(rec));
-    const maxExpansions = request.max_expansion_terms ?? DEFAULT_MAX_EXPANSION_TERMS;
-
-    let hits: Hit[] = [];
     const terms = new Set(analyze(scoringText));
-    const expansion = prepared?.expansion;
+    if (terms.size > LIMITS.queryTerms) throw tooManyTerms(terms.size);
+    const collapse = request.collapse?.field;
+    const needRecord = Boolean(filter || query || aggregator || collapse);
+    const accept = (rec: StoredRecord) => (!query || query.matches(rec)) && (!filter || filter(rec));
+    const groups = collapse ? new Set<string>() : null;
+    // every accepted match is seen once, whether or not it stays in the ranking
+    const seen = (h: Hit) => {
+      aggregator?.add(h.rec!);
+      groups?.add(groupOf(h.rec!, collapse!));
+    };
+    const top = new TopK<Hit>(LIMITS.rankingDepth, better);
+    let total = 0;
+    const textSeqs: Float64Array[] = [];
+
     if (mode !== 'semantic') {
-      const results = await Promise.all(datasetIds.map((d) => (scoringText ? this.text.search(t, d, scoringText, maxExpansions, expansion) : null)));
-      datasetIds.forEach((d, ds) => {
-        const found = results[ds];
+      for (let ds = 0; ds < datasetIds.length; ds++) {
+        const d = datasetIds[ds];
+        const options = { maxExpansions: request.max_expansion_terms ?? DEFAULT_MAX_EXPANSION_TERMS, extra: prepared?.expansion, deadline: deadline.at };
+        // without a test per record, the worker keeps the ranking itself and sends only its top
+        const ranksItself = mode === 'text' && !needRecord && !at.replay;
+        const cutoff = cutoffs[ds];
+        const found = scoringText ? await this.text.search(t, d, scoringText, { ...options, top: ranksItself ? LIMITS.rankingDepth : undefined }, deadline.ms) : null;
         for (const term of found?.terms ?? []) terms.add(term);
         if (text) {
+          textSeqs[ds] = found!.seqs;
+          if (ranksItself) total += found!.total - found!.seqs.length;
           for (let i = 0; i < found!.seqs.length; i++) {
             const seq = found!.seqs[i];
+            if (seq > cutoff) continue;
             const rec = needRecord ? this.store.records.get([t, d, seq]) : undefined;
-            if (!needRecord || (rec && accept(rec))) hits.push({ ds, seq, score: found!.scores[i], rec });
+            if (needRecord && !(rec && accept(rec))) continue;
+            const hit: Hit = { ds, seq, score: found!.scores[i], rec };
+            if (needRecord) seen(hit);
+            total++;
+            top.push(hit);
+            if (deadline.due()) await deadline.pause();
           }
-          return;
+          continue;
         }
-        const range = { start: [t, d, Number.MAX_SAFE_INTEGER], end: [t, d, 0], reverse: true };
+        // no text: every record, newest first; the free terms of q (if any) give it a score
+        const score = found ? scoreLookup(found.seqs, found.scores) : () => 0;
+        const range = { start: [t, d, cutoff], end: [t, d, 0], reverse: true };
         if (!needRecord) {
-          for (const key of this.store.records.getKeys(range)) hits.push({ ds, seq: key[2] as number, score: 0 });
-          return;
+          for (const key of this.store.records.getKeys(range)) {
+            top.push({ ds, seq: key[2] as number, score: 0 });
+            total++;
+            if (deadline.due()) await deadline.pause();
+          }
+          continue;
         }
-        const scores = new Map<number, number>();
-        found?.seqs.forEach((seq, i) => scores.set(seq, found.scores[i]));
         for (const { value: rec } of this.store.records.getRange(range)) {
-          if (accept(rec)) hits.push({ ds, seq: rec.seq, score: scores.get(rec.seq) ?? 0, rec });
+          if (accept(rec)) {
+            const hit: Hit = { ds, seq: rec.seq, score: score(rec.seq), rec };
+            seen(hit);
+            top.push(hit);
+            total++;
+          }
+          if (deadline.due()) await deadline.pause();
         }
-      });
+      }
     }
 
+    deadline.check(); // however few pauses it took
+    let hits = top.sorted();
     if (prepared) {
       const k = Math.max(limit, SEMANTIC_DEPTH);
-      const vector = this.vectors!.vectorHits(t, datasetIds, prepared, { k, where: request.where, accept: needRecord ? accept : undefined, minScore: request.semantic_min_score });
-      hits = mode === 'semantic' ? vector : this.vectors!.fuse(hits, vector);
+      const vector = this.vectors!.vectorHits(t, datasetIds, prepared, { k, where: request.where, accept: needRecord ? accept : undefined, minScore: request.semantic_min_score })
+        .filter((h) => h.seq <= cutoffs[h.ds]);
+      // in hybrid, a vector hit that is no text match adds to the total
+      const added = mode === 'semantic' ? vector : vector.filter((h) => !textSeqs[h.ds] || indexOfSeq(textSeqs[h.ds], h.seq) < 0);
+      if (needRecord) added.forEach(seen);
+      total = mode === 'semantic' ? vector.length : total + added.length;
+      hits = (mode === 'semantic' ? vector : this.vectors!.fuse(hits, vector)).sort(byRank).slice(0, LIMITS.rankingDepth);
     }
-    hits.sort((a, b) => b.score - a.score || a.ds - b.ds || b.seq - a.seq);
-    if (aggregator) for (const h of hits) aggregator.add(h.rec!);
-    if (request.collapse) hits = collapseHits(hits, request.collapse.field);
+    if (collapse) {
+      hits = collapseHits(hits, collapse);
+      total = groups!.size;
+    }
 
-    const more = hits.length > limit;
+    const end = at.offset + limit;
+    const more = hits.length > end;
     const handle = this.handles.create(
       t,
-      { request, datasets: datasetIds, mode, score_kind: SCORE_KIND[mode] ?? (scoringText ? 'bm25' : 'none'), terms: [...terms], aggregations: aggregator?.result() ?? {}, total: hits.length },
-      more ? hits.map(({ ds, seq, score }) => ({ ds, seq, score })) : undefined,
+      {
+        request, datasets: datasetIds, mode, score_kind: SCORE_KIND[mode] ?? (scoringText ? 'bm25' : 'none'), terms: [...terms],
+        aggregations: aggregator?.result() ?? {}, total, ranked: hits.length, cutoffs, now,
+      },
+      more || at.offset > 0 ? hits.map(({ ds, seq, score }) => ({ ds, seq, score })) : undefined,
+      at.replay?.search_id,
     );
-    return this.envelope(t, handle, hits.slice(0, limit), more ? encodeCursor(handle.search_id, limit) : null, started);
+    return this.envelope(t, handle, hits.slice(at.offset, end), more ? encodeCursor(handle, end) : null, started);
+  }
+
+  /** The last seq the dataset holds now: what a search over it can see. */
+  private lastSeq(t: string, d: string): number {
+    for (const key of this.store.records.getKeys({ start: [t, d, Number.MAX_SAFE_INTEGER], end: [t, d, 0], reverse: true, limit: 1 })) return key[2] as number;
+    return 0;
   }
 
   private page(t: string, handle: SearchHandle, offset: number, limit: number, started: number): SearchEnvelope {
     const hits = this.handles.hits(t, handle.search_id, offset, offset + limit);
-    const next = offset + limit < handle.total ? encodeCursor(handle.search_id, offset + limit) : null;
+    const next = offset + limit < handle.ranked ? encodeCursor(handle, offset + limit) : null;
     return this.envelope(t, handle, hits, next, started);
   }
 
@@ -151,20 +218,54 @@ export class Search {
       records,
       aggregations: handle.aggregations,
       next_cursor: next,
+      ...(handle.ranked < handle.total && {
+        warnings: [{ code: 'ranking_truncated', message: `pages stop after the first ${handle.ranked} of ${handle.total} records: narrow the search to page through the rest` }],
+      }),
     };
   }
 
 }
 
+/** Best first: by score, then the earlier dataset of the request, then the newer record. */
+const better = (a: Hit, b: Hit) => a.score > b.score || (a.score === b.score && (a.ds < b.ds || (a.ds === b.ds && a.seq > b.seq)));
+const byRank = (a: Hit, b: Hit) => (better(a, b) ? -1 : better(b, a) ? 1 : 0);
+
+const groupOf = (rec: StoredRecord, field: string) => JSON.stringify(fieldValue(rec, field) ?? null);
+
+/** The best hit of each group; every group's best hit is in the ranking when any of its hits is. */
 function collapseHits(hits: Hit[], field: string): Hit[] {
   const seen = new Set<string>();
   return hits.filter((h) => {
-    const key = JSON.stringify(fieldValue(h.rec!, field) ?? null);
+    const key = groupOf(h.rec!, field);
     if (seen.has(key)) return false;
     seen.add(key);
     return true;
   });
 }
+
+/** Where `seq` is among seqs in ascending order, or -1. */
+function indexOfSeq(seqs: Float64Array, seq: number): number {
+  let lo = 0;
+  let hi = seqs.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (seqs[mid] === seq) return mid;
+    if (seqs[mid] < seq) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
+/** The score of a seq among matches in ascending seq order (0 when it is not one). */
+const scoreLookup = (seqs: Float64Array, scores: Float64Array) => (seq: number) => {
+  const i = indexOfSeq(seqs, seq);
+  return i < 0 ? 0 : scores[i];
+};
+
+const tooManyTerms = (n: number) => {
+  const msg = `the search looks up ${n} distinct terms; at most ${LIMITS.queryTerms}`;
+  return new Invalid(msg, [{ loc: ['body', 'text'], msg, type: 'value_error' }]);
+};
 
 export function toResult(tenantId: string, datasetId: string, rec: StoredRecord, score: number, scoreKind: string, terms: Set<string>): ResultRecord {
   return {
