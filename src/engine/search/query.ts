@@ -1,8 +1,9 @@
 import { parse, type ParserAst, type TagToken } from 'liqe';
 import { Invalid } from '../errors.js';
 import type { StoredRecord } from '../records.js';
-import { analyze, tokenize } from '../text/analyzer.js';
+import { analyze } from '../text/analyzer.js';
 import { anyValue, equalsTest, fieldGetter, orderTest, toNumber, type Order } from './fieldValue.js';
+import { RecordText, type Scope } from './recordText.js';
 
 /** A `q` compiled once into closures; `matches` runs per record. */
 export interface CompiledQuery {
@@ -12,7 +13,6 @@ export interface CompiledQuery {
 }
 
 type Test = (text: RecordText) => boolean;
-type Scope = 'all' | 'title' | 'body';
 
 export function compileQuery(q: string): CompiledQuery {
   const { ast, source } = parseQuery(q);
@@ -308,43 +308,6 @@ function wildcardRegex(pattern: string): RegExp {
 
 function wildcardSource(pattern: string): string {
   return `^${pattern.replace(/[.+^${}()|[\]\\/]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`;
-}
-
-/** One record's title/body token views, computed at most once however many clauses ask. */
-class RecordText {
-  private views: Partial<Record<Scope, TextView>> = {};
-  constructor(readonly rec: StoredRecord) {}
-
-  view(scope: Scope): TextView {
-    let v = this.views[scope];
-    if (v === undefined) {
-      const r = this.rec;
-      const raw = scope === 'title' ? (r.title ?? '') : scope === 'body' ? r.body : r.title ? `${r.title} ${r.body}` : r.body;
-      v = this.views[scope] = new TextView(raw);
-    }
-    return v;
-  }
-}
-
-class TextView {
-  private _terms?: string[];
-  private _termSet?: Set<string>;
-  private _tokens?: string[];
-  private _words?: string[];
-  constructor(readonly raw: string) {}
-
-  get terms(): string[] {
-    return (this._terms ??= analyze(this.raw));
-  }
-  get termSet(): Set<string> {
-    return (this._termSet ??= new Set(this.terms));
-  }
-  get tokens(): string[] {
-    return (this._tokens ??= tokenize(this.raw));
-  }
-  get words(): string[] {
-    return (this._words ??= this.raw.toLowerCase().split(/\s+/).filter((w) => w !== ''));
-  }
 }
 
 // ---- Field clauses: compare the field's value(s)
