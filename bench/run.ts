@@ -8,6 +8,7 @@
  *   npm run bench -- upload-ingest   1M log lines through an upload to ready
  *   npm run bench -- sql       GROUP BY over 1M records via /v1/sql vs DuckDB directly
  *   npm run bench -- semantic  embedding throughput, HNSW recall, nDCG text/semantic/hybrid
+ *   npm run bench -- query-parse   q parse time at 1, 4 and 16 KB for pathological shapes
  * Names can be combined: npm run bench -- ingest relevance
  */
 import { cpus, loadavg } from 'node:os';
@@ -26,6 +27,7 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   'upload-ingest': async () => (await import('./uploadIngest.js')).uploadIngestBench(),
   sql: async () => (await import('./sql.js')).sqlBench(),
   semantic: async () => (await import('./semantic.js')).semanticBench(),
+  'query-parse': async () => (await import('./queryParse.js')).queryParseBench(),
 };
 const DEFAULT = ['ingest', 'latency', 'relevance'];
 

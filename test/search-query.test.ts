@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Invalid } from '../src/engine/errors.js';
 import type { StoredRecord } from '../src/engine/records.js';
 import { compileQuery } from '../src/engine/search/query.js';
+import { DATA } from './helpers/cli.js';
 
 function rec(body: string, metadata: Record<string, unknown> = {}, extra: Partial<StoredRecord> = {}): StoredRecord {
   return {
@@ -12,7 +14,7 @@ function rec(body: string, metadata: Record<string, unknown> = {}, extra: Partia
 }
 
 /** HDFS_2k.log as the text parser would store it: level, pid and component in metadata, the message as body. */
-const hdfs: StoredRecord[] = readFileSync('/work/shared/data/loghub/HDFS/HDFS_2k.log', 'utf8')
+const hdfs: StoredRecord[] = readFileSync(join(DATA, 'loghub/HDFS/HDFS_2k.log'), 'utf8')
   .split(/\r?\n/)
   .filter((l) => l !== '')
   .map((l, i) => {

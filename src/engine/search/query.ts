@@ -1,8 +1,11 @@
-import { parse, type ParserAst, type TagToken } from 'liqe';
+import { LIMITS } from '../../api/limits.js';
 import { Invalid } from '../errors.js';
 import type { StoredRecord } from '../records.js';
-import { analyze, tokenize } from '../text/analyzer.js';
-import { anyValue, equalsTest, fieldGetter, orderTest, toNumber, type Order } from './fieldValue.js';
+import { analyze } from '../text/analyzer.js';
+import { anyValue, equalsTest, fieldGetter, orderTest, type Order } from './fieldValue.js';
+import { globMatcher } from './glob.js';
+import { parseQuery, QueryLimitError, QuerySyntaxError, type Bound, type Clause, type Op, type QueryNode, type Value } from './queryParser.js';
+import { RecordText, type Scope } from './recordText.js';
 
 /** A `q` compiled once into closures; `matches` runs per record. */
 export interface CompiledQuery {
@@ -12,151 +15,42 @@ export interface CompiledQuery {
 }
 
 type Test = (text: RecordText) => boolean;
-type Scope = 'all' | 'title' | 'body';
 
 export function compileQuery(q: string): CompiledQuery {
-  const { ast, source } = parseQuery(q);
-  const scoring: string[] = [];
-  const test = compileNode(ast, { source, input: q, negated: false, scoring });
-  return { matches: (rec) => test(new RecordText(rec)), scoringText: scoring.join(' ') };
+  // before anything reads q: what the cap prevents is the work of reading a long one
+  if (q.length > LIMITS.q) {
+    const msg = `q is longer than ${LIMITS.q} characters (it has ${q.length})`;
+    throw new Invalid(`invalid q: ${msg}`, [{ loc: ['body', 'q'], msg, type: 'value_error' }]);
+  }
+  const ctx: Ctx = { input: q, negated: false, scoring: [], terms: new Set() };
+  const test = compileNode(parse(q), ctx);
+  return { matches: (rec) => test(new RecordText(rec)), scoringText: ctx.scoring.join(' ') };
 }
 
-// ---- Parsing
-
-function parseQuery(q: string): { ast: ParserAst; source: string } {
-  let error: unknown;
+function parse(q: string): QueryNode {
   try {
-    return { ast: parse(q), source: q };
+    return parseQuery(q);
   } catch (e) {
-    error = e;
-  }
-  // Lucene accepts what liqe's grammar does not (dates and IPs unquoted, date ranges, `@timestamp`);
-  // a rewrite into liqe's dialect rescues those, and the user's own text keeps the error positions.
-  const rewritten = rewrite(q);
-  if (rewritten !== q) {
-    try {
-      return { ast: parse(rewritten), source: rewritten };
-    } catch {
-      // fall through to the original error
-    }
-  }
-  const msg = readableError(q, error);
-  throw new Invalid(`invalid q: ${msg}`, [{ loc: ['body', 'q'], msg, type: 'value_error', input: q }]);
-}
-
-function readableError(q: string, error: unknown): string {
-  const e = error as { message?: string; offset?: number; column?: number };
-  if (typeof e.offset === 'number' && typeof e.column === 'number') {
-    const near = q.slice(Math.max(0, e.offset - 12), e.offset + 12);
-    const ch = q[e.offset];
-    const what = ch === undefined ? 'end of query' : ch === ' ' ? 'a space' : `'${ch}'`;
-    return `syntax error at column ${e.column}: unexpected ${what} near "${near}"`;
-  }
-  if (e.message === 'Found no parsings.') {
-    return 'query ends too early: an unclosed quote, parenthesis or range, or an operator without an operand';
-  }
-  return `syntax error: ${e.message ?? String(error)}`;
-}
-
-function parses(text: string): boolean {
-  try {
-    parse(text);
-    return true;
-  } catch {
-    return false;
+    if (e instanceof QueryLimitError) throw invalidQ(q, e.message);
+    if (!(e instanceof QuerySyntaxError)) throw e;
+    const near = q.slice(Math.max(0, e.pos - 12), e.pos + 12);
+    throw invalidQ(q, `syntax error at column ${e.pos + 1}: ${e.message} (near "${near}")`);
   }
 }
 
-const FIELD_HEAD = /([A-Za-z_$@][^\s()"':[\]{}]*|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'):(>=|<=|>|<|=)?/y;
-const RANGE = /([[{])\s*("(?:[^"\\]|\\.)*"|[^\s\]}]+)\s+TO\s+("(?:[^"\\]|\\.)*"|[^\s\]}]+)\s*([\]}])/y;
-const QUOTED = /"(?:[^"\\]|\\.)*"?|'(?:[^'\\]|\\.)*'?/y;
-const VALUE = /[^\s()]+/y;
-const LIQE_FIELD = /^[$A-Za-z_][\w$.-]*$/;
-const PLAIN_NUMBER = /^-?\d+(?:\.\d+)?$/;
-
-function rewrite(q: string): string {
-  let out = '';
-  let i = 0;
-  let atStart = true;
-  while (i < q.length) {
-    const c = q[i];
-    if (/\s/.test(c) || c === '(' || c === ')') {
-      out += c;
-      i++;
-      atStart = true;
-      continue;
-    }
-    if (!atStart || c === '-') {
-      out += c;
-      i++;
-      continue;
-    }
-    atStart = false;
-    const head = match(FIELD_HEAD, q, i);
-    if (head !== null) {
-      i += head[0].length;
-      const field = head[1].startsWith('"') || head[1].startsWith("'") || LIQE_FIELD.test(head[1]) ? head[1] : quote(head[1]);
-      const [value, used] = rewriteValue(q, i, field, head[2] ?? '');
-      out += value;
-      i += used;
-      continue;
-    }
-    const quoted = match(QUOTED, q, i);
-    const bare = quoted ?? match(VALUE, q, i);
-    const token = bare![0];
-    out += quoted !== null || /^(AND|OR|NOT)$/.test(token) || parses(token) ? token : quote(token);
-    i += token.length;
-  }
-  return out;
-}
-
-/** The text after `field:op`, in liqe's dialect, and how many characters of `q` it consumed. */
-function rewriteValue(q: string, i: number, field: string, op: string): [string, number] {
-  const prefix = `${field}:${op}`;
-  const range = op === '' ? match(RANGE, q, i) : null;
-  // quoted below, `f:[1 TO 5` would be the word "[1" and match nothing: say what is wrong instead
-  if (range === null && op === '' && /^[[{][^\]}]*$/.test(q.slice(i))) throw invalidQ(q, `unclosed range: write ${field}:[min TO max]`);
-  if (range !== null) {
-    const [all, open, lo, hi, close] = range;
-    if (PLAIN_NUMBER.test(lo) && PLAIN_NUMBER.test(hi)) return [prefix + all, all.length];
-    const sides: string[] = [];
-    if (lo !== '*') sides.push(`${field}:${open === '[' ? '>=' : '>'}${quote(unquote(lo))}`);
-    if (hi !== '*') sides.push(`${field}:${close === ']' ? '<=' : '<'}${quote(unquote(hi))}`);
-    return [sides.length === 0 ? `${field}:*` : `(${sides.join(' AND ')})`, all.length];
-  }
-  const quoted = match(QUOTED, q, i);
-  if (quoted !== null) return [prefix + quoted[0], quoted[0].length];
-  const value = match(VALUE, q, i);
-  if (value === null) return [prefix, 0];
-  const text = value[0];
-  if (parses(`x:${op}${text}`)) return [prefix + text, text.length];
-  // Quoting would turn `ip:10.0.0.*` into an exact match; a regular expression keeps the wildcard.
-  const spelled = op === '' && WILDCARD.test(text) ? `/${wildcardSource(text)}/is` : quote(text);
-  return [prefix + spelled, text.length];
-}
-
-function match(re: RegExp, s: string, at: number): RegExpExecArray | null {
-  re.lastIndex = at;
-  return re.exec(s);
-}
-
-function quote(s: string): string {
-  return `"${s.replace(/["\\]/g, '\\$&')}"`;
-}
-
-function unquote(s: string): string {
-  return s.startsWith('"') ? s.slice(1, -1).replace(/\\(.)/g, '$1') : s;
+function invalidQ(input: string, msg: string): Invalid {
+  return new Invalid(`invalid q: ${msg}`, [{ loc: ['body', 'q'], msg, type: 'value_error', input }]);
 }
 
 // ---- Compiling
 
 interface Ctx {
-  /** The text liqe parsed (locations point into it). */
-  source: string;
   /** The user's q, for error reports. */
   input: string;
   negated: boolean;
+  /** Bare terms and phrases outside negation, and their distinct index terms (capped). */
   scoring: string[];
+  terms: Set<string>;
 }
 
 const ALWAYS: Test = () => true;
@@ -180,45 +74,21 @@ function totalCost(tests: Test[]): number {
   return tests.reduce((sum, t) => sum + (COST.get(t) ?? FIELD_COST), 0);
 }
 
-function compileNode(node: ParserAst, ctx: Ctx): Test {
+function compileNode(node: QueryNode, ctx: Ctx): Test {
   switch (node.type) {
-    case 'EmptyExpression':
+    case 'all':
       return ALWAYS;
-    case 'ParenthesizedExpression':
-      return compileNode(node.expression, ctx);
-    case 'UnaryOperator': {
-      const inner = compileNode(node.operand, { ...ctx, negated: true });
+    case 'and':
+      return all(node.items.map((n) => compileNode(n, ctx)));
+    case 'or':
+      return any(node.items.map((n) => compileNode(n, ctx)));
+    case 'not': {
+      const inner = compileNode(node.item, { ...ctx, negated: true });
       return costed((text) => !inner(text), COST.get(inner) ?? FIELD_COST);
     }
-    case 'LogicalExpression':
-      return compileLogical(node, ctx);
-    case 'Tag':
-      return compileTag(node, ctx);
+    case 'clause':
+      return compileClause(node, ctx);
   }
-}
-
-/** liqe chains AND and OR left to right; Lucene users expect AND to bind tighter, so the chain is regrouped. */
-function compileLogical(node: ParserAst, ctx: Ctx): Test {
-  const operands: ParserAst[] = [];
-  const ops: string[] = [];
-  flatten(node, operands, ops);
-  const groups: ParserAst[][] = [[operands[0]]];
-  ops.forEach((op, k) => {
-    if (op === 'OR') groups.push([operands[k + 1]]);
-    else groups[groups.length - 1].push(operands[k + 1]);
-  });
-  const alternatives = groups.map((group) => all(group.map((n) => compileNode(n, ctx))));
-  return alternatives.length === 1 ? alternatives[0] : any(alternatives);
-}
-
-function flatten(node: ParserAst, operands: ParserAst[], ops: string[]): void {
-  if (node.type !== 'LogicalExpression') {
-    operands.push(node);
-    return;
-  }
-  flatten(node.left, operands, ops);
-  ops.push(node.operator.operator);
-  flatten(node.right, operands, ops);
 }
 
 function all(tests: Test[]): Test {
@@ -238,42 +108,38 @@ function any(tests: Test[]): Test {
   }, totalCost(tests));
 }
 
-function compileTag(tag: TagToken, ctx: Ctx): Test {
-  const expr = tag.expression;
-  // liqe leaves the operator out of tags without a field
-  const op = (tag.operator as TagToken['operator'] | undefined)?.operator ?? ':';
-  const name = tag.field.type === 'ImplicitField' ? null : tag.field.name;
-  if (expr.type === 'EmptyExpression') {
-    throw invalidQ(ctx.input, `missing value after '${name}:'`);
+function compileClause({ field, op, value }: Clause, ctx: Ctx): Test {
+  const scope: Scope | null = field === null ? 'all' : field === 'title' || field === 'body' ? field : null;
+  if (scope !== null && op === ':' && (value.kind === 'word' || value.kind === 'quoted')) {
+    if (field === null && !ctx.negated && (value.kind === 'quoted' || !value.wildcard)) score(value.text, ctx);
+    return costed(compileText(scope, value), TEXT_COST);
   }
-  const scope: Scope | null = name === null ? 'all' : name === 'title' || name === 'body' ? name : null;
-  if (scope !== null && expr.type === 'LiteralExpression' && op === ':') {
-    const raw = expr.quoted ? expr.value : ctx.source.slice(expr.location.start, expr.location.end);
-    if (name === null && !ctx.negated && (expr.quoted || !WILDCARD.test(raw))) ctx.scoring.push(raw);
-    return costed(compileText(scope, raw, expr.quoted), TEXT_COST);
-  }
-  if (scope !== null && expr.type === 'RegexExpression') {
-    const re = regexOf(expr.value, ctx.input);
+  if (scope !== null && op === ':' && value.kind === 'regex') {
+    const re = regexOf(value, ctx.input);
     return costed((text) => re.test(text.view(scope).raw), TEXT_COST);
   }
-  if (name === null) throw invalidQ(ctx.input, `'${op}' needs a field name before it`);
-  const get = fieldGetter(name);
-  const test = compileValueTest(expr, op, ctx.input);
+  // the lexer gives a bare clause no other value
+  if (field === null) throw invalidQ(ctx.input, `a ${value.kind} needs a field name before it`);
+  const get = fieldGetter(field);
+  const test = compileValueTest(value, op, ctx.input);
   return (text) => test(get(text.rec));
 }
 
-function invalidQ(input: string, msg: string): Invalid {
-  return new Invalid(`invalid q: ${msg}`, [{ loc: ['body', 'q'], msg, type: 'value_error', input }]);
+/** Each distinct term is one more lookup in the text index: their number is capped. */
+function score(text: string, ctx: Ctx): void {
+  ctx.scoring.push(text);
+  for (const term of analyze(text)) ctx.terms.add(term);
+  if (ctx.terms.size > LIMITS.queryTerms) throw invalidQ(ctx.input, `q looks up more than ${LIMITS.queryTerms} distinct terms`);
 }
 
 // ---- Text clauses: tokens of title and/or body, analyzed as the text index analyzes them
 
-const WILDCARD = /[*?]/;
+type TextValue = Value & { kind: 'word' | 'quoted' };
 
-function compileText(scope: Scope, raw: string, quoted: boolean): Test {
-  if (!quoted && raw === '*') return scope === 'all' ? ALWAYS : (text) => text.view(scope).raw.length > 0;
-  if (!quoted && WILDCARD.test(raw)) return wildcardText(scope, raw);
-  const terms = analyze(raw);
+function compileText(scope: Scope, value: TextValue): Test {
+  if (value.kind === 'word' && value.raw === '*') return scope === 'all' ? ALWAYS : (text) => text.view(scope).raw.length > 0;
+  if (value.kind === 'word' && value.wildcard) return wildcardText(scope, value.raw);
+  const terms = analyze(value.text);
   if (terms.length === 0) return ALWAYS; // only stop words: nothing to require
   if (terms.length === 1) {
     const term = terms[0];
@@ -284,11 +150,11 @@ function compileText(scope: Scope, raw: string, quoted: boolean): Test {
 
 /** Words made of letters and digits match tokens; patterns with punctuation match whitespace-delimited words. */
 function wildcardText(scope: Scope, pattern: string): Test {
-  const re = wildcardRegex(pattern);
+  const glob = globMatcher(pattern);
   const byToken = /^[\p{L}\p{N}*?]+$/u.test(pattern);
   return (text) => {
     const view = text.view(scope);
-    for (const word of byToken ? view.tokens : view.words) if (re.test(word)) return true;
+    for (const word of byToken ? view.tokens : view.words) if (glob(word)) return true;
     return false;
   };
 }
@@ -302,91 +168,41 @@ function containsRun(haystack: string[], run: string[]): boolean {
   return false;
 }
 
-function wildcardRegex(pattern: string): RegExp {
-  return new RegExp(wildcardSource(pattern), 'is');
-}
-
-function wildcardSource(pattern: string): string {
-  return `^${pattern.replace(/[.+^${}()|[\]\\/]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`;
-}
-
-/** One record's title/body token views, computed at most once however many clauses ask. */
-class RecordText {
-  private views: Partial<Record<Scope, TextView>> = {};
-  constructor(readonly rec: StoredRecord) {}
-
-  view(scope: Scope): TextView {
-    let v = this.views[scope];
-    if (v === undefined) {
-      const r = this.rec;
-      const raw = scope === 'title' ? (r.title ?? '') : scope === 'body' ? r.body : r.title ? `${r.title} ${r.body}` : r.body;
-      v = this.views[scope] = new TextView(raw);
-    }
-    return v;
-  }
-}
-
-class TextView {
-  private _terms?: string[];
-  private _termSet?: Set<string>;
-  private _tokens?: string[];
-  private _words?: string[];
-  constructor(readonly raw: string) {}
-
-  get terms(): string[] {
-    return (this._terms ??= analyze(this.raw));
-  }
-  get termSet(): Set<string> {
-    return (this._termSet ??= new Set(this.terms));
-  }
-  get tokens(): string[] {
-    return (this._tokens ??= tokenize(this.raw));
-  }
-  get words(): string[] {
-    return (this._words ??= this.raw.toLowerCase().split(/\s+/).filter((w) => w !== ''));
-  }
-}
-
 // ---- Field clauses: compare the field's value(s)
 
 type ValueTest = (v: unknown) => boolean;
 
-function compileValueTest(expr: TagToken['expression'], op: string, input: string): ValueTest {
-  if (expr.type === 'RangeExpression') {
-    const { min, max, minInclusive, maxInclusive } = expr.range;
-    return (v) =>
-      anyValue(v, (x) => {
-        const n = toNumber(x);
-        return n !== null && (minInclusive ? n >= min : n > min) && (maxInclusive ? n <= max : n < max);
-      });
-  }
-  if (expr.type === 'RegexExpression') {
-    const re = regexOf(expr.value, input);
-    return (v) => anyValue(v, (x) => x !== null && x !== undefined && typeof x !== 'object' && re.test(String(x)));
-  }
-  if (expr.type !== 'LiteralExpression') throw invalidQ(input, 'missing value');
-  const value = expr.value;
-  if (op === ':' || op === ':=') {
-    if (!expr.quoted && value === '*') return (v) => v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0);
-    if (!expr.quoted && typeof value === 'string' && WILDCARD.test(value)) {
-      const re = wildcardRegex(value);
-      return (v) => anyValue(v, (x) => x !== null && x !== undefined && typeof x !== 'object' && re.test(String(x)));
-    }
-    const eq = equalsTest(value);
-    return (v) => anyValue(v, eq);
-  }
-  return orderTest(value, ORDER[op]);
+const EXISTS: ValueTest = (v) => v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0);
+const ORDER: Record<Exclude<Op, ':'>, Order> = { '>': 'gt', '>=': 'gte', '<': 'lt', '<=': 'lte' };
+
+function compileValueTest(value: Value, op: Clause['op'], input: string): ValueTest {
+  if (value.kind === 'range') return rangeTest(value.lo, value.hi);
+  if (value.kind === 'regex') return scalarTest(regexOf(value, input));
+  if (op !== ':') return orderTest(value.text, ORDER[op]);
+  if (value.kind === 'word' && value.raw === '*') return EXISTS;
+  if (value.kind === 'word' && value.wildcard) return scalarTest({ test: globMatcher(value.raw) });
+  const eq = equalsTest(value.kind === 'word' && value.raw === 'null' ? null : value.text);
+  return (v) => anyValue(v, eq);
 }
 
-const ORDER: Record<string, Order> = { ':>': 'gt', ':>=': 'gte', ':<': 'lt', ':<=': 'lte' };
+/** Both ends hold for one value: of an array, some element lies in the range. */
+function rangeTest(lo: Bound, hi: Bound): ValueTest {
+  if (lo.value === null && hi.value === null) return EXISTS;
+  const above = lo.value === null ? null : orderTest(lo.value, lo.inclusive ? 'gte' : 'gt');
+  const below = hi.value === null ? null : orderTest(hi.value, hi.inclusive ? 'lte' : 'lt');
+  return (v) => anyValue(v, (x) => (above === null || above(x)) && (below === null || below(x)));
+}
 
-function regexOf(literal: string, input: string): RegExp {
-  const end = literal.lastIndexOf('/');
-  // g and y would make `test` remember where it stopped between records
-  const flags = literal.slice(end + 1).replace(/[gy]/g, '');
+/** A test of the scalars of a field as text. */
+function scalarTest(matcher: { test(s: string): boolean }): ValueTest {
+  return (v) => anyValue(v, (x) => x !== null && x !== undefined && typeof x !== 'object' && matcher.test(String(x)));
+}
+
+function regexOf({ source, flags }: Value & { kind: 'regex' }, input: string): RegExp {
   try {
-    return new RegExp(literal.slice(1, end), flags);
+    // g and y would make `test` remember where it stopped between records
+    return new RegExp(source, flags.replace(/[gy]/g, ''));
   } catch (e) {
-    throw invalidQ(input, `bad regular expression ${literal}: ${(e as Error).message}`);
+    throw invalidQ(input, `bad regular expression /${source}/${flags}: ${(e as Error).message}`);
   }
 }
