@@ -9,6 +9,7 @@
  *   npm run bench -- sql       GROUP BY over 1M records via /v1/sql vs DuckDB directly
  *   npm run bench -- semantic  embedding throughput, HNSW recall, nDCG text/semantic/hybrid
  *   npm run bench -- query-parse   q parse time at 1, 4 and 16 KB for pathological shapes
+ *   npm run bench -- load      search at 50 and 200 connections, with and without a streaming ingest; heavy searches on 1M records
  * Names can be combined: npm run bench -- ingest relevance
  */
 import { cpus, loadavg } from 'node:os';
@@ -28,6 +29,7 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   sql: async () => (await import('./sql.js')).sqlBench(),
   semantic: async () => (await import('./semantic.js')).semanticBench(),
   'query-parse': async () => (await import('./queryParse.js')).queryParseBench(),
+  load: async () => (await import('./load.js')).loadBench(),
 };
 const DEFAULT = ['ingest', 'latency', 'relevance'];
 
