@@ -142,4 +142,24 @@ describe('search work is bounded and writes nothing', () => {
     const tooMany = engine.search.run(caller, { datasets: ['logs'], where: [{ field: 'n', op: 'in', value: [...values, 1] }] });
     await expect(tooMany).rejects.toMatchObject({ issues: [{ loc: ['body', 'where', 0, 'value'], msg: expect.stringContaining(`at most ${LIMITS.inValues}`) }] });
   });
+
+  it('ends a page of large records early at its byte cap, and its cursor goes on from there', async () => {
+    await engine.datasets.create(caller, { dataset_id: 'big' });
+    const filler = 'lorem ipsum dolor '.repeat(50_000); // 900,000 characters
+    const body = Array.from({ length: 40 }, (_, i) => JSON.stringify({ id: `big${i}`, message: i === 0 ? `${filler} needle` : `needle ${filler}` })).join('\n');
+    const run = await engine.ingest.submit(caller, Readable.from([Buffer.from(body)]), { dataset_id: 'big', format: 'ndjson' });
+    expect((await engine.ingest.wait(caller, run.ingest_run_id)).status).toBe('ready');
+    const first = await engine.search.run(caller, { datasets: ['big'], limit: 1000 });
+    const perPage = Math.floor(LIMITS.pageBytes / filler.length);
+    expect(first.records.length).toBeGreaterThanOrEqual(perPage - 1);
+    expect(first.records.length).toBeLessThan(40);
+    const rest = await engine.search.run(caller, { cursor: first.next_cursor });
+    expect([...ids(first), ...ids(rest)].sort()).toEqual(Array.from({ length: 40 }, (_, i) => `big${i}`).sort());
+    expect(rest.next_cursor).toBeNull();
+    // snippets come from the start of a long body
+    const found = await engine.search.run(caller, { text: 'needle', datasets: ['big'], where: [{ field: 'id', op: 'in', value: ['big0', 'big1'] }] });
+    const byId = new Map(found.records.map((r) => [r.id, r.snippets]));
+    expect(byId.get('big1')![0]).toContain('<em>needle</em>');
+    expect(byId.get('big0')).toEqual([]);
+  }, 60_000);
 });

@@ -43,6 +43,10 @@ export const LIMITS = {
   cursor: 4096,
   /** a search's ranking kept for paging: pages stop there */
   rankingDepth: 10_000,
+  /** the records of one search page, in bytes (a page ends early past it; its cursor goes on) */
+  pageBytes: 32 * 2 ** 20,
+  /** the characters of a record's body read for its snippets */
+  snippetScan: 65_536,
   /** nesting of objects and arrays in a JSON request body */
   bodyDepth: 32,
   /** a JSON request body, in bytes */

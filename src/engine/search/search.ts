@@ -176,18 +176,17 @@ export class Search {
       total = groups!.size;
     }
 
-    const end = at.offset + limit;
+    const scoreKind = SCORE_KIND[mode] ?? (scoringText ? 'bm25' : 'none');
+    const page = this.results(t, datasetIds, hits.slice(at.offset, at.offset + limit), scoreKind, terms);
+    const end = at.offset + page.used;
     const more = hits.length > end;
     const handle = this.handles.create(
       t,
-      {
-        request, datasets: datasetIds, mode, score_kind: SCORE_KIND[mode] ?? (scoringText ? 'bm25' : 'none'), terms: [...terms],
-        aggregations: aggregator?.result() ?? {}, total, ranked: hits.length, cutoffs, now,
-      },
+      { request, datasets: datasetIds, mode, score_kind: scoreKind, terms: [...terms], aggregations: aggregator?.result() ?? {}, total, ranked: hits.length, cutoffs, now },
       more || at.offset > 0 ? hits.map(({ ds, seq, score }) => ({ ds, seq, score })) : undefined,
       at.replay?.search_id,
     );
-    return this.envelope(t, handle, hits.slice(at.offset, end), more ? encodeCursor(handle, end) : null, started);
+    return this.envelope(handle, page.records, more ? encodeCursor(handle, end) : null, started);
   }
 
   /** The last seq the dataset holds now: what a search over it can see. */
@@ -198,18 +197,35 @@ export class Search {
 
   private page(t: string, handle: SearchHandle, offset: number, limit: number, started: number): SearchEnvelope {
     const hits = this.handles.hits(t, handle.search_id, offset, offset + limit);
-    const next = offset + limit < handle.ranked ? encodeCursor(handle, offset + limit) : null;
-    return this.envelope(t, handle, hits, next, started);
+    const page = this.results(t, handle.datasets, hits, handle.score_kind, new Set(handle.terms));
+    const end = offset + page.used;
+    return this.envelope(handle, page.records, end < handle.ranked ? encodeCursor(handle, end) : null, started);
   }
 
-  private envelope(t: string, handle: SearchHandle, hits: Hit[], next: string | null, started: number): SearchEnvelope {
-    const terms = new Set(handle.terms);
-    const records = hits.flatMap((h) => {
-      const d = handle.datasets[h.ds];
-      // a record deleted or replaced since the search was first run is no longer there to show
+  /**
+   * The result records of `hits`, in order, until the page holds `LIMITS.pageBytes` (at least one
+   * record); `used` says how many hits that took, so that the next page starts after them. A
+   * record deleted or replaced since the search first ran is no longer there to show.
+   */
+  private results(t: string, datasets: string[], hits: Hit[], scoreKind: string, terms: Set<string>): { records: ResultRecord[]; used: number } {
+    const records: ResultRecord[] = [];
+    let bytes = 0;
+    let used = 0;
+    for (const h of hits) {
+      const d = datasets[h.ds];
       const rec = h.rec ?? this.store.records.get([t, d, h.seq]);
-      return rec ? [toResult(t, d, rec, h.score, handle.score_kind, terms)] : [];
-    });
+      if (rec) {
+        const size = rec.body.length + (rec.title?.length ?? 0) + JSON.stringify(rec.metadata).length;
+        if (records.length > 0 && bytes + size > LIMITS.pageBytes) break;
+        bytes += size;
+        records.push(toResult(t, d, rec, h.score, scoreKind, terms));
+      }
+      used++;
+    }
+    return { records, used };
+  }
+
+  private envelope(handle: SearchHandle, records: ResultRecord[], next: string | null, started: number): SearchEnvelope {
     return {
       search_id: handle.search_id,
       took_ms: Math.round((performance.now() - started) * 100) / 100,
@@ -223,7 +239,6 @@ export class Search {
       }),
     };
   }
-
 }
 
 /** Best first: by score, then the earlier dataset of the request, then the newer record. */

@@ -1,3 +1,4 @@
+import { LIMITS } from '../../api/limits.js';
 import { normalizeTerm } from './analyzer.js';
 
 const WINDOW = 160;
@@ -14,6 +15,7 @@ export function snippets(text: string, terms: Set<string>): string[] {
   if (terms.size === 0 || text.length === 0) return [];
   const hits: [number, number][] = [];
   for (const m of text.matchAll(TOKEN)) {
+    if (m.index! > LIMITS.snippetScan) break; // a long body's snippets come from its start: the cost stays bounded
     const term = normalizeTerm(m[0]);
     if (term !== null && terms.has(term)) hits.push([m.index!, m.index! + m[0].length]);
   }
