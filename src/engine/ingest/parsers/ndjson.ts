@@ -1,4 +1,5 @@
 import type { ParsedItem } from '../../records.js';
+import { nestsDeeperThan, TOO_DEEP } from '../depth.js';
 import { isBlank, lineBatches } from '../lines.js';
 
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -20,8 +21,10 @@ export async function* parseNdjson(input: AsyncIterable<Buffer>): AsyncGenerator
   }
 }
 
-/** JSON text that must hold one object; undefined for blank or whitespace-only text. */
+/** JSON text that must hold one object nested at most DEPTH_LIMIT levels; undefined for blank or whitespace-only text. */
 export function parseObjectText(text: string): { value: Record<string, unknown> } | { error: string } | undefined {
+  // before parsing, so that a deep value costs one scan and never a tree nothing downstream could walk
+  if (nestsDeeperThan(text)) return { error: TOO_DEEP };
   let value: unknown;
   try {
     value = JSON.parse(text);
