@@ -94,6 +94,53 @@ describe('a record nested past the depth limit', () => {
   });
 });
 
+describe("a record that would take its dataset past the field limit", () => {
+  const LIMIT = LIMITS.datasetFields;
+  const reason = `would add fields beyond the dataset's limit of ${LIMIT}`;
+  const fieldCount = (dataset: string) => engine.fields.list(caller, { dataset_id: dataset }).length;
+  /** One flat object with fields `<prefix>0` … `<prefix>n-1`. */
+  const wide = (prefix: string, n: number) => JSON.stringify(Object.fromEntries(Array.from({ length: n }, (_, i) => [`${prefix}${i}`, i])));
+
+  it('is malformed with its line, across runs: fields discovered earlier count', async () => {
+    // run 1: body (the record as JSON, there being no body field) and f0…f989
+    const first = await ingest('wide', wide('f', LIMIT - 10), 'ndjson');
+    expect(first).toMatchObject({ status: 'ready', documents: { parsed: 1, malformed: 0 } });
+    expect(fieldCount('wide')).toBe(LIMIT - 9);
+    const second = await ingest('wide', [
+      wide('g', 5), // 996 fields
+      wide('h', 10), // would make 1006: refused whole
+      wide('f', 50), // known fields only
+      JSON.stringify({ i: { j: { k: 1 } }, i2: [1, { l: 2 }] }), // i, i.j, i.j.k, i2 (arrays are one field): exactly the limit
+      JSON.stringify({ one_more: true }),
+    ].join('\n'), 'ndjson');
+    expect(second).toMatchObject({ status: 'ready', documents: { parsed: 3, malformed: 2 } });
+    expect(second.errors).toEqual([{ line: 2, reason }, { line: 5, reason }]);
+    expect(fieldCount('wide')).toBe(LIMIT);
+    const paths = engine.fields.list(caller, { dataset_id: 'wide' }).map((f) => f.field_path);
+    expect(paths).toEqual(expect.arrayContaining(['g4', 'i.j.k', 'i2']));
+    expect(paths.filter((p) => p.startsWith('h') || p === 'one_more')).toEqual([]);
+    expect([...(await linesById('wide')).values()].sort()).toEqual([1, 1, 3, 4]);
+  });
+
+  it('in a CSV of 1,500 columns is every row malformed; nothing is stored and the run says why', async () => {
+    const header = Array.from({ length: 1500 }, (_, i) => `col${i}`).join(',');
+    const row = (n: number) => Array.from({ length: 1500 }, (_, i) => n * 10_000 + i).join(',');
+    const run = await ingest('csv1500', [header, row(1), row(2), row(3)].join('\n'), 'csv');
+    expect(run).toMatchObject({ status: 'failed', error_code: 'no_valid_records', documents: { parsed: 0, malformed: 3 } });
+    expect(run.errors).toEqual([2, 3, 4].map((line) => ({ line, reason })));
+    expect(run.error_message).toContain(reason);
+    expect(fieldCount('csv1500')).toBe(0);
+  });
+
+  it('leaves a CSV within the limit alone', async () => {
+    const header = Array.from({ length: 900 }, (_, i) => `col${i}`).join(',');
+    const row = Array.from({ length: 900 }, (_, i) => i).join(',');
+    const run = await ingest('csv900', [header, row, row.replace(/^0/, '1')].join('\n'), 'csv');
+    expect(run).toMatchObject({ status: 'ready', documents: { parsed: 2, malformed: 0 } });
+    expect(fieldCount('csv900')).toBe(901);
+  });
+});
+
 describe('whitespace-only lines', () => {
   it('are skipped in a text object; the other lines keep their numbers', async () => {
     const run = await ingest('blank', 'first WARN line\n   \n\t\nsecond line\n \r\nthird line\n', 'text');
