@@ -4,7 +4,7 @@ import { dirname, join, sep } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Invalid, Refused } from '../errors.js';
-import { newId } from '../ids.js';
+import { newTempFile, sweepTempFiles, TEMP_DIR } from './tempFiles.js';
 
 export interface StoredBlob { bucket: string; key: string; etag: string; size: number }
 
@@ -19,7 +19,10 @@ function segmentProblem(name: string): string | null {
 const refused = (what: string, value: string, why: string) =>
   new Invalid(`invalid object ${what} '${value.slice(0, 200)}': ${why}`, [{ loc: [what], msg: why, type: 'value_error', input: value }]);
 
-/** Objects on disk under blobs/<tenant>/<bucket>/<key>; written whole or not at all (temp file + rename). */
+/**
+ * Objects on disk under blobs/<tenant>/<bucket>/<key>; written whole or not at all: into a temp
+ * file of the tenant (see tempFiles.ts), then renamed into place.
+ */
 export class BlobStore {
   private readonly root: string;
 
@@ -46,7 +49,7 @@ export class BlobStore {
   private bucketDir(tenantId: string, bucket: string): string {
     const tenantWhy = segmentProblem(tenantId);
     if (tenantWhy) throw refused('tenant', tenantId, `the tenant id ${tenantWhy}`);
-    const bucketWhy = segmentProblem(bucket);
+    const bucketWhy = bucket === TEMP_DIR ? `is '${TEMP_DIR}', the folder of objects being written` : segmentProblem(bucket);
     if (bucketWhy) throw refused('bucket', bucket, `the bucket ${bucketWhy}`);
     const tenantDir = join(this.root, tenantId);
     const base = join(tenantDir, bucket);
@@ -58,7 +61,7 @@ export class BlobStore {
   async put(tenantId: string, bucket: string, key: string, input: AsyncIterable<Buffer> | NodeJS.ReadableStream, maxBytes = Infinity): Promise<StoredBlob> {
     const path = this.path(tenantId, bucket, key);
     mkdirSync(dirname(path), { recursive: true });
-    const tmp = `${path}.${newId('tmp')}`;
+    const tmp = newTempFile(join(this.root, tenantId));
     const md5 = createHash('md5');
     let size = 0;
     const meter = new Transform({
@@ -77,6 +80,11 @@ export class BlobStore {
       throw err;
     }
     return { bucket, key, etag: md5.digest('hex'), size };
+  }
+
+  /** Removes temp files that writers killed mid-object left behind (see sweepTempFiles). */
+  sweepTemp(maxAgeMs?: number): number {
+    return sweepTempFiles(this.root, maxAgeMs);
   }
 
   read(tenantId: string, bucket: string, key: string): AsyncIterable<Buffer> {
