@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdirSync, renameSync, rmSync } from 'node:fs';
-import { dirname, join, sep } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Invalid, Refused } from '../errors.js';
@@ -27,7 +27,7 @@ export class BlobStore {
   private readonly root: string;
 
   constructor(dataDir: string) {
-    this.root = join(dataDir, 'blobs');
+    this.root = resolve(dataDir, 'blobs');
   }
 
   /**
