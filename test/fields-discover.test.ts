@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DATA } from './helpers/cli.js';
 import { observeFields, physicalField, recordFields, recordFieldsBuffer, valueType, type FieldVariants } from '../src/engine/fields/discover.js';
 
-const nginx = readFileSync('/work/shared/data/ingest/nginxplus_status.ndjson', 'utf8')
+const nginx = readFileSync(join(DATA, 'ingest/nginxplus_status.ndjson'), 'utf8')
   .split(/\r?\n/)
   .filter((l) => l !== '')
   .map((l) => JSON.parse(l) as Record<string, unknown>);

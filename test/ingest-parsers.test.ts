@@ -1,11 +1,11 @@
 import { createReadStream, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { DATA } from './helpers/cli.js';
 import type { IngestFormat, ParsedItem } from '../src/engine/records.js';
 import { MAX_LINE_BYTES, readLines } from '../src/engine/ingest/lines.js';
 import { parseObject } from '../src/engine/ingest/parse.js';
 import { csvCell } from '../src/engine/ingest/parsers/csv.js';
 
-const DATA = '/work/shared/data';
 const FIX = new URL('../fixtures/', import.meta.url);
 const LOGHUB = ['Apache', 'BGL', 'HDFS', 'Linux', 'OpenSSH', 'OpenStack'];
 
