@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { observeFields, physicalField, valueType, type FieldVariants } from '../src/engine/fields/discover.js';
+import { DATA } from './helpers/cli.js';
+import { observeFields, physicalField, recordFields, recordFieldsBuffer, valueType, type FieldVariants } from '../src/engine/fields/discover.js';
 
-const nginx = readFileSync('/work/shared/data/ingest/nginxplus_status.ndjson', 'utf8')
+const nginx = readFileSync(join(DATA, 'ingest/nginxplus_status.ndjson'), 'utf8')
   .split(/\r?\n/)
   .filter((l) => l !== '')
   .map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -86,5 +88,32 @@ describe('variants', () => {
     expect(physicalField('status', 'i64', 3)).toBe('status__i64');
     expect(physicalField('status', 'str', 3)).toBe('status__str');
     expect(physicalField('connections.accepted', 'i64', 1)).toBe('connections.accepted');
+  });
+});
+
+describe('recordFields', () => {
+  it('walks metadata nested far deeper than any call stack allows, one path per level', () => {
+    // built here rather than parsed: ingestion refuses such a record, but nothing that walks one may overflow
+    const levels = 50_000;
+    const metadata: Record<string, unknown> = {};
+    let at = metadata;
+    for (let i = 1; i < levels; i++) at = (at.a = {}) as Record<string, unknown>;
+    at.a = 'leaf';
+    const fields = recordFields(doc(metadata), recordFieldsBuffer());
+    expect(fields.paths).toHaveLength(levels + 1); // body, then a, a.a, …
+    expect(fields.types.filter((t) => t === 'object')).toHaveLength(levels - 1);
+    expect(fields.types.at(-1)).toBe('str');
+    expect(fields.paths.at(-1)!.length).toBe(2 * levels - 1);
+  });
+
+  it('lists the same paths and types observeFields counts, and empties its buffer between records', () => {
+    const buffer = recordFieldsBuffer();
+    recordFields(doc(nginx[1]), buffer);
+    const fields = recordFields(doc(nginx[0], 'a title'), buffer);
+    const out = new Map<string, FieldVariants>();
+    observeFields(doc(nginx[0], 'a title'), out);
+    expect(new Set(fields.paths)).toEqual(new Set(out.keys()));
+    expect(fields.paths).toHaveLength(out.size);
+    fields.paths.forEach((path, i) => expect(out.get(path)!.has(fields.types[i])).toBe(true));
   });
 });

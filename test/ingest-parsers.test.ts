@@ -1,11 +1,11 @@
 import { createReadStream, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { DATA } from './helpers/cli.js';
 import type { IngestFormat, ParsedItem } from '../src/engine/records.js';
 import { MAX_LINE_BYTES, readLines } from '../src/engine/ingest/lines.js';
 import { parseObject } from '../src/engine/ingest/parse.js';
 import { csvCell } from '../src/engine/ingest/parsers/csv.js';
 
-const DATA = '/work/shared/data';
 const FIX = new URL('../fixtures/', import.meta.url);
 const LOGHUB = ['Apache', 'BGL', 'HDFS', 'Linux', 'OpenSSH', 'OpenStack'];
 
@@ -123,13 +123,12 @@ describe('text', () => {
     });
   }
 
-  it('skips blank lines silently and keeps line numbers exact', async () => {
+  it('skips blank and whitespace-only lines silently and keeps line numbers exact', async () => {
     const items = await parseFile(new URL('crlf-no-final-newline.log', FIX), 'text', 3);
-    expect(items.map((i) => i.line)).toEqual([1, 3, 4, 5]);
+    expect(items.map((i) => i.line)).toEqual([1, 3, 5]);
     expect(values(items)).toEqual([
       '081109 203615 148 INFO dfs.DataNode: first',
       '[Sun Dec 04 04:47:44 2005] [error] mod_jk child',
-      '   ',
       'last line, no newline',
     ]);
   });
@@ -322,6 +321,27 @@ describe('parseObject', () => {
 
   it('yields nothing for empty input in every format', async () => {
     for (const format of FORMATS) expect(await parseBuf(Buffer.alloc(0), format)).toEqual([]);
+  });
+
+  it('skips empty and whitespace-only lines in every format without renumbering the others', async () => {
+    const blanks = ['', '   ', '\t', ' \t \r', '\u00a0', '\uFEFF'];
+    const lines = (rows: string[]) => rows.flatMap((row, i) => [row, blanks[i % blanks.length]]).join('\n');
+    // each format's line 1, 3, 5, 7 hold a value and 2, 4, 6, 8 something blank
+    const inputs: [IngestFormat, string, unknown[]][] = [
+      ['text', lines(['one', 'two', 'three', 'four']), ['one', 'two', 'three', 'four']],
+      ['ndjson', lines(['{"n":1}', '{"n":2}', '{"n":3}', '{"n":4}']), [1, 2, 3, 4].map((n) => ({ n }))],
+      ['csv', lines(['n', '2', '3', '4']), [2, 3, 4].map((n) => ({ n }))],
+    ];
+    for (const [format, text, expected] of inputs) {
+      for (const size of [1, 5, 4096]) {
+        const items = await parseBuf(text, format, size);
+        expect(errors(items), format).toEqual([]);
+        expect(items.map((i) => i.line), format).toEqual(format === 'csv' ? [3, 5, 7] : [1, 3, 5, 7]);
+        expect(values(items), format).toEqual(expected);
+      }
+    }
+    const json = '[\n{"n":1},\n   \n\t\n{"n":2}\n \n]\n  \n';
+    expect(await parseBuf(json, 'json', 3)).toEqual([{ line: 2, value: { n: 1 } }, { line: 5, value: { n: 2 } }]);
   });
 
   const cases: [string, IngestFormat][] = [

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { DATA } from './helpers/cli.js';
 import { TRANSFORM_VERSION, type IngestFormat, type NewRecord, type TransformConfig } from '../src/engine/records.js';
 import { parseObject } from '../src/engine/ingest/parse.js';
 import { lineId, logLevel, makeTransform, toIsoTime } from '../src/engine/ingest/transform.js';
 
-const DATA = '/work/shared/data';
 const CTX = { source_key: 'logs/app.ndjson', bucket: 'raw', etag: 'etag-1', format: 'ndjson' as IngestFormat };
 
 function run(value: unknown, cfg: TransformConfig = {}, line = 1, format: IngestFormat = 'ndjson'): NewRecord {

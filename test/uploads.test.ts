@@ -5,7 +5,7 @@
  * real file that was sent.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -351,6 +351,61 @@ describe('ingest tokens', () => {
     expectStatus(await post(`${uploads('up-tok-other')}/complete`, { upload_session_id: s.upload_session_id, parts }, theirs), 404);
     const done = expectStatus(await post(`${uploads('up-tok')}/complete`, { upload_session_id: s.upload_session_id, parts }, mine), 200);
     expect((await waitRun(done.ingest_run_id)).documents.parsed).toBe(2);
+  });
+});
+
+describe('a file name that is a path', () => {
+  const source = 'up-names';
+  const hosted = () => join(dir.path, 'blobs', admin.tenant_id, 'hosted');
+  const lines = (tag: string) => Buffer.from(`{"msg":"${tag} one"}\n{"msg":"${tag} two"}\n`);
+
+  /** The object landed as a file inside the source's own folder, holding the bytes sent; the folder is still a folder. */
+  function expectInsideSource(key: string, bytes: Buffer): void {
+    expect(key).toMatch(new RegExp(`^${source}/obj_[0-9a-z]{26}/[A-Za-z0-9_-][A-Za-z0-9._-]*$`));
+    expect(readFileSync(join(hosted(), key)).equals(bytes)).toBe(true);
+    expect(statSync(join(hosted(), source)).isDirectory()).toBe(true);
+  }
+
+  beforeAll(() => createDataset(source));
+
+  for (const filename of ['..', '../../x', '.', '../x.ndjson/..']) {
+    it(`streamed with filename=${filename}: the object stays inside its source folder, and later ingests work`, async () => {
+      const bytes = lines(`stream ${filename}`);
+      const res = await call('POST', `/v1/ingest/sources/${source}/stream?format=ndjson&filename=${encodeURIComponent(filename)}`, { body: bytes });
+      const run = await waitRun(expectStatus(res, 202).ingest_run_id);
+      expect(run).toMatchObject({ status: 'ready', documents: { parsed: 2 } });
+      expectInsideSource(run.key, bytes);
+      const after = await call('POST', `/v1/ingest/sources/${source}/stream?format=ndjson`, { body: lines(`after stream ${filename}`) });
+      expect((await waitRun(expectStatus(after, 202).ingest_run_id)).status).toBe('ready');
+    });
+
+    it(`uploaded with filename ${filename}: the object stays inside its source folder, and later ingests work`, async () => {
+      const bytes = lines(`upload ${filename}`);
+      const s = await session(source, filename, { format: 'ndjson' });
+      expect(s.key).toMatch(new RegExp(`^${source}/obj_[0-9a-z]{26}/`));
+      const parts = await sendAll(source, s.upload_session_id, [bytes]);
+      const done = expectStatus(await post(`${uploads(source)}/complete`, { upload_session_id: s.upload_session_id, parts }), 200);
+      expect(done.key).toBe(s.key);
+      expectInsideSource(done.key, bytes);
+      expect(await waitRun(done.ingest_run_id)).toMatchObject({ status: 'ready', documents: { parsed: 2 } });
+      const again = await session(source, 'after.ndjson');
+      const more = await sendAll(source, again.upload_session_id, [lines(`after upload ${filename}`)]);
+      const next = expectStatus(await post(`${uploads(source)}/complete`, { upload_session_id: again.upload_session_id, parts: more }), 200);
+      expect((await waitRun(next.ingest_run_id)).status).toBe('ready');
+    });
+  }
+
+  it('still picks the format by the extension of the name sent', async () => {
+    const s = await session(source, '../../data.csv');
+    expect(s.key).toMatch(/\/data\.csv$/);
+    const parts = await sendAll(source, s.upload_session_id, [Buffer.from('msg,n\ncsv row,1\n')]);
+    const done = expectStatus(await post(`${uploads(source)}/complete`, { upload_session_id: s.upload_session_id, parts }), 200);
+    expect(await waitRun(done.ingest_run_id)).toMatchObject({ status: 'ready', format: 'csv', documents: { parsed: 1 } });
+  });
+
+  it('keeps every record: nothing was written over the source folder', async () => {
+    // 4 names × (stream + the stream after it + upload + the upload after it) × 2 lines, and the csv row
+    expect(await recordCount(source)).toBe(4 * 4 * 2 + 1);
   });
 });
 

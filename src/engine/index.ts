@@ -95,6 +95,7 @@ export class Engine {
       await engine.jobs.start({ background: opts.background });
       if (opts.background) {
         await engine.retention.schedule(Date.now() + RETENTION_EVERY_MS);
+        new BlobStore(dataDir).sweepTemp(); // objects a killed process was writing
         engine.loadTextIndexes();
       }
       return engine;

@@ -4,30 +4,64 @@ import { dirname, join, resolve, sep } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Invalid, Refused } from '../errors.js';
-import { newId } from '../ids.js';
+import { newTempFile, sweepTempFiles, TEMP_DIR } from './tempFiles.js';
 
 export interface StoredBlob { bucket: string; key: string; etag: string; size: number }
 
-/** Objects on disk under blobs/<tenant>/<bucket>/<key>; written whole or not at all (temp file + rename). */
+/** Why a name cannot be one segment of a blob path ("is empty", "is '..'", …), or null when it can. */
+function segmentProblem(name: string): string | null {
+  if (name === '') return 'is empty';
+  if (name === '.' || name === '..') return `is '${name}'`;
+  if (/[/\\\0]/.test(name)) return 'holds a separator or NUL';
+  return null;
+}
+
+const refused = (what: string, value: string, why: string) =>
+  new Invalid(`invalid object ${what} '${value.slice(0, 200)}': ${why}`, [{ loc: [what], msg: why, type: 'value_error', input: value }]);
+
+/**
+ * Objects on disk under blobs/<tenant>/<bucket>/<key>; written whole or not at all: into a temp
+ * file of the tenant (see tempFiles.ts), then renamed into place.
+ */
 export class BlobStore {
   private readonly root: string;
 
   constructor(dataDir: string) {
-    this.root = join(dataDir, 'blobs');
+    this.root = resolve(dataDir, 'blobs');
   }
 
+  /**
+   * Where an object lives. Tenant and bucket must each be one plain segment and every segment of
+   * the key too: a `.`, `..` or empty segment is refused, never resolved, so that no key can name
+   * a folder of the store or anything outside its own tenant and bucket.
+   */
   path(tenantId: string, bucket: string, key: string): string {
-    const base = resolve(this.root, tenantId, bucket);
-    const full = resolve(base, key);
-    if (!full.startsWith(base + sep)) throw new Invalid(`invalid object key '${key}'`, [{ loc: ['key'], msg: 'key escapes its bucket', type: 'value_error', input: key }]);
+    const base = this.bucketDir(tenantId, bucket);
+    for (const segment of key.split('/')) {
+      const why = segmentProblem(segment);
+      if (why) throw refused('key', key, `a segment of the key ${why}`);
+    }
+    const full = join(base, key);
+    if (!full.startsWith(base + sep)) throw refused('key', key, 'the key escapes its bucket');
     return full;
+  }
+
+  private bucketDir(tenantId: string, bucket: string): string {
+    const tenantWhy = segmentProblem(tenantId);
+    if (tenantWhy) throw refused('tenant', tenantId, `the tenant id ${tenantWhy}`);
+    const bucketWhy = bucket === TEMP_DIR ? `is '${TEMP_DIR}', the folder of objects being written` : segmentProblem(bucket);
+    if (bucketWhy) throw refused('bucket', bucket, `the bucket ${bucketWhy}`);
+    const tenantDir = join(this.root, tenantId);
+    const base = join(tenantDir, bucket);
+    if (!tenantDir.startsWith(this.root + sep) || !base.startsWith(tenantDir + sep)) throw refused('bucket', bucket, 'the bucket escapes its tenant');
+    return base;
   }
 
   /** Streams `input` into the object, hashing as it goes; the etag is the md5 hex of the bytes. */
   async put(tenantId: string, bucket: string, key: string, input: AsyncIterable<Buffer> | NodeJS.ReadableStream, maxBytes = Infinity): Promise<StoredBlob> {
     const path = this.path(tenantId, bucket, key);
     mkdirSync(dirname(path), { recursive: true });
-    const tmp = `${path}.${newId('tmp')}`;
+    const tmp = newTempFile(join(this.root, tenantId));
     const md5 = createHash('md5');
     let size = 0;
     const meter = new Transform({
@@ -48,12 +82,17 @@ export class BlobStore {
     return { bucket, key, etag: md5.digest('hex'), size };
   }
 
+  /** Removes temp files that writers killed mid-object left behind (see sweepTempFiles). */
+  sweepTemp(maxAgeMs?: number): number {
+    return sweepTempFiles(this.root, maxAgeMs);
+  }
+
   read(tenantId: string, bucket: string, key: string): AsyncIterable<Buffer> {
     return createReadStream(this.path(tenantId, bucket, key), { highWaterMark: 1 << 20 });
   }
 
   removeTenantBucket(tenantId: string, bucket: string): void {
-    rmSync(resolve(this.root, tenantId, bucket), { recursive: true, force: true });
+    rmSync(this.bucketDir(tenantId, bucket), { recursive: true, force: true });
   }
 
   remove(tenantId: string, bucket: string, key: string): void {

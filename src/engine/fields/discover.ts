@@ -24,31 +24,61 @@ export function valueType(v: unknown): ValueType | null {
   }
 }
 
+/** What field discovery reads of a record. */
+type Fielded = { title: string | null; body: string; time: string | null; metadata: Record<string, unknown> };
+
+/** A record's field paths with the type and value at each, as parallel arrays reused from record to record. */
+export interface RecordFields { paths: string[]; types: ValueType[]; values: unknown[] }
+
+export const recordFieldsBuffer = (): RecordFields => ({ paths: [], types: [], values: [] });
+
 /**
- * Adds one record's fields to `out`: title, body and time as the record holds them, and every
- * metadata path flattened with dots. Objects are recorded and descended into; arrays are
- * recorded whole. It runs on every ingested record, so it allocates nothing but path strings.
+ * Lists one record's fields into `out` (emptied first): title, body and time as the record holds
+ * them, and every metadata path flattened with dots. Objects are listed and descended into;
+ * arrays are listed whole. The descent keeps its own stack, so no nesting can exhaust the call
+ * stack. It runs on every ingested record, so it allocates little beyond the path strings.
  */
-export function observeFields(
-  rec: { title: string | null; body: string; time: string | null; metadata: Record<string, unknown> },
-  out: Map<string, FieldVariants>,
-): void {
-  if (rec.title !== null) record(out, 'title', 'str', rec.title);
-  record(out, 'body', 'str', rec.body);
-  if (rec.time !== null) record(out, 'time', 'datetime', rec.time);
-  walk(rec.metadata, '', out);
+export function recordFields(rec: Fielded, out: RecordFields): RecordFields {
+  out.paths.length = out.types.length = out.values.length = 0;
+  const add = (path: string, type: ValueType, value: unknown) => {
+    out.paths.push(path);
+    out.types.push(type);
+    out.values.push(value);
+  };
+  if (rec.title !== null) add('title', 'str', rec.title);
+  add('body', 'str', rec.body);
+  if (rec.time !== null) add('time', 'datetime', rec.time);
+  const objects: Record<string, unknown>[] = [rec.metadata];
+  const prefixes: string[] = [''];
+  while (objects.length > 0) {
+    const obj = objects.pop()!;
+    const prefix = prefixes.pop()!;
+    for (const key in obj) {
+      if (!Object.hasOwn(obj, key)) continue;
+      const v = obj[key];
+      const type = valueType(v);
+      if (type === null) continue;
+      const path = prefix === '' ? key : `${prefix}.${key}`;
+      add(path, type, v);
+      if (type === 'object') {
+        objects.push(v as Record<string, unknown>);
+        prefixes.push(path);
+      }
+    }
+  }
+  return out;
 }
 
-function walk(obj: Record<string, unknown>, prefix: string, out: Map<string, FieldVariants>): void {
-  for (const key in obj) {
-    if (!Object.hasOwn(obj, key)) continue;
-    const v = obj[key];
-    const type = valueType(v);
-    if (type === null) continue;
-    const path = prefix === '' ? key : `${prefix}.${key}`;
-    record(out, path, type, v);
-    if (type === 'object') walk(v as Record<string, unknown>, path, out);
-  }
+/** Counts fields listed by recordFields into `out`, per path and type. */
+export function countFields(fields: RecordFields, out: Map<string, FieldVariants>): void {
+  for (let i = 0; i < fields.paths.length; i++) record(out, fields.paths[i], fields.types[i], fields.values[i]);
+}
+
+const scratch = recordFieldsBuffer();
+
+/** Adds one record's fields (see recordFields) to `out`. */
+export function observeFields(rec: Fielded, out: Map<string, FieldVariants>): void {
+  countFields(recordFields(rec, scratch), out);
 }
 
 function record(out: Map<string, FieldVariants>, path: string, type: ValueType, value: unknown): void {

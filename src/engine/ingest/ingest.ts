@@ -1,11 +1,12 @@
 import { statSync } from 'node:fs';
 import type { IngestOptions, IngestRun } from '../../api/ingest.js';
 import type { Caller } from '../auth/caller.js';
+import { newObjectKey } from '../blobs/objectKey.js';
 import type { BlobStore } from '../blobs/store.js';
 import type { Datasets } from '../datasets/datasets.js';
 import { Conflict, NotFound } from '../errors.js';
 import { Permanent, type JobQueue, type JobState } from '../jobs/queue.js';
-import { newId, now } from '../ids.js';
+import { now } from '../ids.js';
 import { INGEST_FORMATS, type IngestFormat } from '../records.js';
 import type { Sources } from '../sources/sources.js';
 import type { Source } from '../../api/sources.js';
@@ -70,7 +71,7 @@ export class Ingest {
   /** Stores the object and queues its run. */
   async submit(caller: Caller, input: AsyncIterable<Buffer>, opts: IngestOptions & { dataset_id?: string; source_key?: string }): Promise<IngestRun> {
     const source = this.source(caller.tenant_id, opts);
-    const key = `${source.source_key}/${newId('obj')}/${(opts.filename ?? 'stream').replace(/[^\w.-]+/g, '_')}`;
+    const key = newObjectKey(source.source_key, opts.filename);
     const blob = await this.blobs.put(caller.tenant_id, source.bucket, key, input, MAX_OBJECT_BYTES);
     return this.startFromObject(caller, source, { key, etag: blob.etag, input_kind: 'stream' }, opts);
   }

@@ -1,7 +1,8 @@
 import { isUtf8 } from 'node:buffer';
+import { LIMITS } from '../../api/limits.js';
 
 /** Longest line (or record) accepted, in bytes, excluding its line ending. */
-export const MAX_LINE_BYTES = 1_048_576;
+export const MAX_LINE_BYTES = LIMITS.lineBytes;
 export const TOO_LONG = 'line exceeds 1 MiB';
 export const BAD_UTF8 = 'invalid UTF-8';
 
@@ -21,6 +22,12 @@ export function decodeUtf8(bytes: Uint8Array): string | null {
     return null;
   }
 }
+
+/**
+ * Whether a line holds nothing but whitespace (any Unicode space, tab, BOM): such lines are
+ * skipped in every format. A line that starts with a visible character answers at its first one.
+ */
+export const isBlank = (text: string): boolean => !/\S/.test(text);
 
 /** Some streams (fetch, undici) hand out plain Uint8Arrays; Buffer's methods are needed here. */
 export function asBuffer(chunk: Uint8Array): Buffer {

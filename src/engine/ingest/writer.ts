@@ -1,6 +1,7 @@
 import { NotFound } from '../errors.js';
 import type { DatasetState } from '../datasets/datasets.js';
-import { observeFields, type ValueType } from '../fields/discover.js';
+import { FieldBudget, TOO_MANY_FIELDS } from '../fields/budget.js';
+import { countFields, recordFields, recordFieldsBuffer, type ValueType } from '../fields/discover.js';
 import { now } from '../ids.js';
 import type { NewRecord, StoredRecord } from '../records.js';
 import type { Store } from '../store/db.js';
@@ -19,7 +20,9 @@ const sameContent = (a: StoredRecord, b: NewRecord) =>
 /**
  * Commits one batch — its records, the dataset's sequence and counts, the fields it shows, and the
  * run's counters — in one LMDB transaction, so that after a crash either all of it is there or none.
- * Returns the records that were added or replaced, in sequence order.
+ * A record that would take its dataset past the field limit is not stored: it moves to the batch's
+ * errors (so the batch then says what was stored and what was refused). Returns the records that
+ * were added or replaced, in sequence order.
  */
 export async function commitBatch(store: Store, run: RunState, batch: Batch): Promise<StoredRecord[]> {
   const t = run.tenant_id;
@@ -31,14 +34,24 @@ export async function commitBatch(store: Store, run: RunState, batch: Batch): Pr
     const ds: DatasetState | undefined = store.meta.get([t, 'dataset', d]);
     if (!ds) throw new NotFound(`dataset '${d}' not found`);
     const added: StoredRecord[] = [];
+    const kept: NewRecord[] = [];
+    const refused: Batch['errors'] = [];
+    const budget = FieldBudget.of(store, t, d);
+    const recFields = recordFieldsBuffer();
     let duplicates = 0;
     for (const rec of batch.records) {
       const previous = store.ids.get([t, d, rec.id]);
       const old = previous === undefined ? undefined : store.records.get([t, d, previous]);
       if (old && sameContent(old, rec)) {
         duplicates++;
+        kept.push(rec);
         continue;
       }
+      if (!budget.admit(recordFields(rec, recFields).paths)) {
+        refused.push({ line: rec.line, reason: TOO_MANY_FIELDS });
+        continue;
+      }
+      kept.push(rec);
       const stored: StoredRecord = { ...rec, key: run.key, seq: ++ds.seq, created_at: createdAt };
       if (old) {
         stored.replaces = old.seq;
@@ -48,8 +61,12 @@ export async function commitBatch(store: Store, run: RunState, batch: Batch): Pr
       }
       store.records.put([t, d, stored.seq], stored);
       store.ids.put([t, d, rec.id], stored.seq);
-      observeFields(rec, fields);
+      countFields(recFields, fields);
       added.push(stored);
+    }
+    if (refused.length > 0) {
+      batch.records = kept;
+      batch.errors = [...batch.errors, ...refused].sort((a, b) => a.line - b.line);
     }
     ds.updated_at = createdAt;
     store.meta.put([t, 'dataset', d], ds);

@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { CompletedUpload, PartRef, PartStored, UploadComplete, UploadCreate, UploadPartList, UploadPartsRequest, UploadSession, UploadAborted } from '../../api/uploads.js';
 import type { Caller } from '../auth/caller.js';
+import { cleanFilename, newObjectKey } from '../blobs/objectKey.js';
 import type { BlobStore } from '../blobs/store.js';
 import { Conflict, Invalid, NotFound, Refused } from '../errors.js';
 import type { Ingest } from '../ingest/ingest.js';
@@ -55,7 +56,7 @@ export class Uploads {
     const at = Date.now();
     const session: SessionState = {
       upload_session_id: id, tenant_id: caller.tenant_id, source_id: source.source_id, bucket: source.bucket,
-      key: `${source.source_key}/${newId('obj')}/${filename.replace(/[^\w.-]+/g, '_')}`, filename, // keyed as a streamed object is: provenance reads alike whichever way the bytes came
+      key: newObjectKey(source.source_key, filename, 'upload'), filename: cleanFilename(filename) ?? 'upload',
       content_type: content_type ?? null, size_bytes: size_bytes ?? null, options, status: 'open',
       created_at: new Date(at).toISOString(), expires_at: new Date(at + this.limits.sessionSeconds * 1000).toISOString(), completed: null,
     };

@@ -3,7 +3,7 @@ import { ParserOptions } from 'fast-csv';
 // time, lets this file own row boundaries (and so line numbers) while fast-csv owns the fields.
 import { Parser } from '@fast-csv/parse/build/src/parser/Parser.js';
 import type { ParsedItem } from '../../records.js';
-import { asBuffer, BAD_UTF8, decodeUtf8, MAX_LINE_BYTES } from '../lines.js';
+import { asBuffer, BAD_UTF8, decodeUtf8, isBlank, MAX_LINE_BYTES } from '../lines.js';
 
 /** A header row, then one object per data row, each with the line the row starts on. */
 export async function* parseCsv(input: AsyncIterable<Buffer>): AsyncGenerator<ParsedItem> {
@@ -76,14 +76,14 @@ class RowReader {
     return { line, value };
   }
 
-  /** The row's fields, an error message, or null for a blank row. */
+  /** The row's fields, an error message, or null for a blank or whitespace-only row. */
   private fields(raw: RawRow): string[] | string | null {
     if (raw.bytes === null) return 'row exceeds 1 MiB';
     const text = decodeUtf8(raw.bytes);
     if (text === null) return BAD_UTF8;
-    if (text.length === 0) return null;
+    if (isBlank(text)) return null;
     // A row with no quotes splits the same by hand, and fast-csv is some 20x slower at it.
-    if (!text.includes('"') && !text.includes('\r') && text.charCodeAt(0) !== 0xfeff && text.trim() !== '') return text.split(',');
+    if (!text.includes('"') && !text.includes('\r') && text.charCodeAt(0) !== 0xfeff) return text.split(',');
     let rows: string[][];
     try {
       rows = this.parser.parse(text, false).rows;

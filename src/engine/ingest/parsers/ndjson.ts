@@ -1,11 +1,12 @@
 import type { ParsedItem } from '../../records.js';
-import { lineBatches } from '../lines.js';
+import { nestsDeeperThan, TOO_DEEP } from '../depth.js';
+import { isBlank, lineBatches } from '../lines.js';
 
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** One JSON object per non-blank line. */
+/** One JSON object per line; blank and whitespace-only lines are skipped. */
 export async function* parseNdjson(input: AsyncIterable<Buffer>): AsyncGenerator<ParsedItem> {
   for await (const batch of lineBatches(input)) {
     for (const item of batch) {
@@ -20,14 +21,16 @@ export async function* parseNdjson(input: AsyncIterable<Buffer>): AsyncGenerator
   }
 }
 
-/** JSON text that must hold one object; undefined for blank text. */
+/** JSON text that must hold one object nested at most DEPTH_LIMIT levels; undefined for blank or whitespace-only text. */
 export function parseObjectText(text: string): { value: Record<string, unknown> } | { error: string } | undefined {
+  // before parsing, so that a deep value costs one scan and never a tree nothing downstream could walk
+  if (nestsDeeperThan(text)) return { error: TOO_DEEP };
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (e) {
     // Checked only on failure: trimming every line would cost on the hot path.
-    if (text.trim() === '') return undefined;
+    if (isBlank(text)) return undefined;
     return { error: `invalid JSON: ${(e as Error).message}` };
   }
   return isPlainObject(value) ? { value } : { error: 'expected a JSON object' };
