@@ -47,12 +47,12 @@ async function ingest(dataset: string, body: string | Buffer, format: IngestForm
 
 /** Every record of a dataset: id → the line it came from. */
 async function linesById(dataset: string): Promise<Map<string, number>> {
-  const all = await engine.search.search(caller, { datasets: [dataset], limit: 1000 });
+  const all = await engine.search.run(caller, { datasets: [dataset], limit: 1000 });
   return new Map(all.records.map((r) => [r.id, r.provenance.line]));
 }
 
 async function found(dataset: string, text: string): Promise<string[]> {
-  return (await engine.search.search(caller, { text, datasets: [dataset], limit: 5 })).records.map((r) => r.id);
+  return (await engine.search.run(caller, { text, datasets: [dataset], limit: 5 })).records.map((r) => r.id);
 }
 
 describe('a record nested past the depth limit', () => {
@@ -145,7 +145,7 @@ describe('whitespace-only lines', () => {
   it('are skipped in a text object; the other lines keep their numbers', async () => {
     const run = await ingest('blank', 'first WARN line\n   \n\t\nsecond line\n \r\nthird line\n', 'text');
     expect(run).toMatchObject({ status: 'ready', documents: { parsed: 3, malformed: 0 } });
-    const all = await engine.search.search(caller, { datasets: ['blank'], limit: 10 });
+    const all = await engine.search.run(caller, { datasets: ['blank'], limit: 10 });
     expect(all.records.map((r) => [r.provenance.line, r.body]).sort()).toEqual([
       [1, 'first WARN line'],
       [4, 'second line'],
