@@ -3,6 +3,7 @@ import { Ajv } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { ApiError, HTTPValidationError } from '../api/common.js';
+import { LIMITS } from '../api/limits.js';
 import type { Engine } from '../engine/index.js';
 import { authenticate } from './auth.js';
 import { errorHandler } from './errors.js';
@@ -51,6 +52,8 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
     logger: false,
     exposeHeadRoutes: false,
     bodyLimit: JSON_BODY_LIMIT,
+    // long enough that each parameter's own cap answers (422, naming it) rather than the router
+    routerOptions: { maxParamLength: LIMITS.pathParam },
   });
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? validators.body : validators.params).compile(schema));
   // Responses are plain JSON.stringify: the response schemas document the API, they do not filter it.
