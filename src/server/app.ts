@@ -7,6 +7,7 @@ import { LIMITS } from '../api/limits.js';
 import type { Engine } from '../engine/index.js';
 import { authenticate } from './auth.js';
 import { errorHandler } from './errors.js';
+import { jsonBodies } from './jsonBody.js';
 import { POLICY, policyKey } from './policy.js';
 import { requestLogger } from './log.js';
 import { datasetRoutes } from './routes/datasets.js';
@@ -22,8 +23,6 @@ import { semanticRoutes } from './routes/semantic.js';
 import { sourceRoutes } from './routes/sources.js';
 import { sqlRoutes } from './routes/sql.js';
 import { uploadRoutes } from './routes/uploads.js';
-
-export const JSON_BODY_LIMIT = 10 * 2 ** 20;
 
 export interface AppOptions {
   /** where the one-line-per-request log goes; none when absent */
@@ -51,10 +50,11 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   const app = Fastify({
     logger: false,
     exposeHeadRoutes: false,
-    bodyLimit: JSON_BODY_LIMIT,
+    bodyLimit: LIMITS.bodyBytes,
     // long enough that each parameter's own cap answers (422, naming it) rather than the router
     routerOptions: { maxParamLength: LIMITS.pathParam },
   });
+  jsonBodies(app);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? validators.body : validators.params).compile(schema));
   // Responses are plain JSON.stringify: the response schemas document the API, they do not filter it.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { LIMITS } from '../api/limits.js';
 import { BadRequest, Conflict, DiskFull, EngineError, Forbidden, Invalid, NotFound, Refused, Unauthenticated, Unavailable } from '../engine/errors.js';
 
 const LOCATIONS: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
@@ -47,7 +48,7 @@ export function errorHandler(err: FastifyError & { validationContext?: string },
   if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError) {
     return reply.status(422).send({ detail: [{ loc: ['body'], msg: 'JSON decode error', type: 'json_invalid', ctx: { error: err.message } }] });
   }
-  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.status(413).send({ detail: 'request body too large' });
+  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.status(413).send({ detail: `request body too large (at most ${LIMITS.bodyBytes} bytes)` });
   if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return reply.status(415).send({ detail: err.message });
   if (err.statusCode && err.statusCode < 500) return reply.status(err.statusCode).send({ detail: err.message });
   req.log.error(err);
