@@ -53,6 +53,8 @@ export const LIMITS = {
   bodyBytes: 10 * 2 ** 20,
   /** the Authorization header */
   authorization: 8192,
+  /** an `x-request-id` a client sends; a longer (or unsafe) one is replaced by the server's own */
+  requestId: 64,
   /** nesting of objects and arrays in one ingested record (Elasticsearch's mapping depth limit) */
   recordDepth: 20,
   /** distinct fields a dataset may discover; a record that would add more is malformed. Also the

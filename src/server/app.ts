@@ -6,10 +6,13 @@ import { ApiError, HTTPValidationError } from '../api/common.js';
 import { LIMITS } from '../api/limits.js';
 import type { Engine } from '../engine/index.js';
 import { authenticate } from './auth.js';
+import { clientErrorHandler, frameworkErrors } from './earlyErrors.js';
 import { errorHandler } from './errors.js';
+import { stderrSink, type LogSink } from './failures.js';
 import { jsonBodies } from './jsonBody.js';
 import { POLICY, policyKey } from './policy.js';
 import { requestLogger } from './log.js';
+import { echoRequestId, requestId } from './requestId.js';
 import { datasetRoutes } from './routes/datasets.js';
 import { fieldRoutes } from './routes/fields.js';
 import { healthRoutes } from './routes/health.js';
@@ -25,8 +28,8 @@ import { sqlRoutes } from './routes/sql.js';
 import { uploadRoutes } from './routes/uploads.js';
 
 export interface AppOptions {
-  /** where the one-line-per-request log goes; none when absent */
-  log?: (line: string) => void;
+  /** where the one-line-per-request log goes (none when absent), and every 5xx (stderr when absent) */
+  log?: LogSink;
 }
 
 /**
@@ -53,7 +56,11 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
     bodyLimit: LIMITS.bodyBytes,
     // long enough that each parameter's own cap answers (422, naming it) rather than the router
     routerOptions: { maxParamLength: LIMITS.pathParam },
+    genReqId: requestId,
+    frameworkErrors,
+    clientErrorHandler,
   });
+  echoRequestId(app);
   jsonBodies(app);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? validators.body : validators.params).compile(schema));
   // Responses are plain JSON.stringify: the response schemas document the API, they do not filter it.
@@ -69,7 +76,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
       security: [{ bearer: [] }],
     },
   });
-  app.setErrorHandler(errorHandler);
+  app.setErrorHandler(errorHandler(opts.log ?? stderrSink));
   app.setNotFoundHandler((_req, reply) => reply.status(404).send({ detail: 'Not Found' }));
   const routes: { method: string; url: string }[] = [];
   registered.set(app, routes);

@@ -7,6 +7,7 @@ export function requestLogger(app: FastifyInstance, write: (line: string) => voi
     write(
       JSON.stringify({
         time: new Date().toISOString(),
+        request_id: req.id,
         method: req.method,
         url: redactUrl(req.url),
         route: req.routeOptions.url ?? null,
