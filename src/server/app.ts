@@ -30,6 +30,8 @@ import { uploadRoutes } from './routes/uploads.js';
 export interface AppOptions {
   /** where the one-line-per-request log goes (none when absent), and every 5xx (stderr when absent) */
   log?: LogSink;
+  /** origin of the URLs the server signs (SVC_PUBLIC_URL, parsed); default: the server's address the client reached */
+  publicUrl?: string;
 }
 
 /**
@@ -62,6 +64,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   });
   echoRequestId(app);
   jsonBodies(app);
+  app.decorate('publicUrl', opts.publicUrl ?? null);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? validators.body : validators.params).compile(schema));
   // Responses are plain JSON.stringify: the response schemas document the API, they do not filter it.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
