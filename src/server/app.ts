@@ -12,6 +12,7 @@ import { stderrSink, type LogSink } from './failures.js';
 import { jsonBodies } from './jsonBody.js';
 import { POLICY, policyKey } from './policy.js';
 import { requestLogger } from './log.js';
+import { rateLimits, type RateLimit } from './rateLimit.js';
 import { echoRequestId, requestId } from './requestId.js';
 import { datasetRoutes } from './routes/datasets.js';
 import { fieldRoutes } from './routes/fields.js';
@@ -32,6 +33,8 @@ export interface AppOptions {
   log?: LogSink;
   /** origin of the URLs the server signs (SVC_PUBLIC_URL, parsed); default: the server's address the client reached */
   publicUrl?: string;
+  /** requests per window per credential; none when absent */
+  rateLimit?: RateLimit;
 }
 
 /**
@@ -89,6 +92,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
       routes.push({ method, url: route.url });
     }
   });
+  if (opts.rateLimit) await rateLimits(app, opts.rateLimit);
   app.addHook('onRequest', authenticate(engine));
   if (opts.log) requestLogger(app, opts.log);
   for (const routes of [healthRoutes, identityRoutes, keyRoutes, platformRoutes, datasetRoutes, fieldRoutes, searchRoutes, semanticRoutes, sqlRoutes, sourceRoutes, ingestRoutes, uploadRoutes, jobRoutes]) routes(app, engine);
