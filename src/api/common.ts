@@ -1,10 +1,20 @@
 import { Type, type TLiteral, type TSchema, type TUnion } from '@sinclair/typebox';
+import { LIMITS } from './limits.js';
 
 export const DateTime = Type.String({ format: 'date-time' });
 /** A string enum whose static type is the union of its values. */
 export const Literals = <const T extends readonly string[]>(values: T) =>
   Type.Union(values.map((v) => Type.Literal(v))) as unknown as TUnion<{ -readonly [K in keyof T]: TLiteral<T[K] & string> }>;
 export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+
+/** An id the server made (tenant, run, job, session, …), as a path, query or body member names it. */
+export const Id = Type.String({ minLength: 1, maxLength: LIMITS.id });
+/** A dataset id naming an existing dataset: only its length is checked; one that is no slug is not found. */
+export const DatasetIdRef = Type.String({ minLength: 1, maxLength: LIMITS.datasetId });
+/** A field path a request names. */
+export const FieldPath = Type.String({ minLength: 1, maxLength: LIMITS.fieldPath });
+/** A list of field paths: no config can name more fields than a dataset may have. */
+export const FieldPaths = (opts: { minItems?: number } = {}) => Type.Array(FieldPath, { ...opts, maxItems: LIMITS.datasetFields });
 
 export const ApiError = Type.Object(
   {
@@ -22,4 +32,4 @@ export const ValidationIssue = Type.Object({
 });
 export const HTTPValidationError = Type.Object({ detail: Type.Array(ValidationIssue) }, { $id: 'HTTPValidationError' });
 
-export const TenantHeader = Type.Object({ 'x-service-tenant-id': Type.Optional(Type.String()) });
+export const TenantHeader = Type.Object({ 'x-service-tenant-id': Type.Optional(Type.String({ maxLength: LIMITS.id })) });

@@ -1,14 +1,15 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { DateTime, Nullable } from './common.js';
+import { DatasetIdRef, DateTime, FieldPaths, Nullable } from './common.js';
+import { LIMITS } from './limits.js';
 
 export const DatasetCreate = Type.Object(
   {
-    dataset_id: Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,62}$' }),
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-    description: Type.Optional(Type.String({ maxLength: 4096 })),
+    dataset_id: Type.String({ maxLength: LIMITS.datasetId, pattern: `^[a-z0-9][a-z0-9_-]{0,${LIMITS.datasetId - 1}}$` }),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.name })),
+    description: Type.Optional(Type.String({ maxLength: LIMITS.description })),
     retention_days: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
     /** Additions: the fields the default source embeds (default title and body), or no vectors at all. */
-    semantic_fields: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
+    semantic_fields: Type.Optional(FieldPaths({ minItems: 1 })),
     semantic: Type.Optional(Type.Boolean({ default: true })),
   },
   { additionalProperties: false },
@@ -38,4 +39,4 @@ export type Dataset = Static<typeof Dataset>;
 export const DatasetList = Type.Object({ datasets: Type.Array(Dataset), next_cursor: Nullable(Type.String()) });
 export type DatasetList = Static<typeof DatasetList>;
 
-export const DatasetPath = Type.Object({ dataset_id: Type.String() });
+export const DatasetPath = Type.Object({ dataset_id: DatasetIdRef });

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { DatasetIdRef, FieldPath } from './common.js';
 
 const FieldFlags = {
   indexed: Type.Boolean(),
@@ -31,7 +32,7 @@ export const FieldList = Type.Object({ fields: Type.Array(Field) });
 export type FieldList = Static<typeof FieldList>;
 
 export const FieldQuery = Type.Object({
-  dataset_id: Type.Optional(Type.String({ minLength: 1 })),
-  prefix: Type.Optional(Type.String({ minLength: 1 })),
+  dataset_id: Type.Optional(DatasetIdRef),
+  prefix: Type.Optional(FieldPath),
 });
 export type FieldQuery = Static<typeof FieldQuery>;

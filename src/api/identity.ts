@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { DateTime, Literals, Nullable } from './common.js';
+import { DateTime, Id, Literals, Nullable } from './common.js';
+import { LIMITS } from './limits.js';
 
 export const MeTenant = Type.Object({
   tenant_id: Type.String(),
@@ -24,7 +25,7 @@ export const RoleInput = Literals(['Admin', 'Member', 'admin', 'member'] as cons
 
 export const ApiKeyCreate = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 255 }),
+    name: Type.String({ minLength: 1, maxLength: LIMITS.name }),
     role: Type.Optional(RoleInput),
     expires_at: Type.Optional(Nullable(DateTime)),
   },
@@ -46,7 +47,7 @@ export const ApiKey = Type.Object({
 export type ApiKey = Static<typeof ApiKey>;
 export const ApiKeyList = Type.Object({ api_keys: Type.Array(ApiKey), next_cursor: Nullable(Type.String()) });
 
-export const PlatformKeyCreate = Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false });
+export const PlatformKeyCreate = Type.Object({ name: Type.String({ minLength: 1, maxLength: LIMITS.name }) }, { additionalProperties: false });
 export type PlatformKeyCreate = Static<typeof PlatformKeyCreate>;
 export const PlatformKey = Type.Object({
   id: Type.Integer(),
@@ -59,17 +60,17 @@ export const PlatformKey = Type.Object({
 export type PlatformKey = Static<typeof PlatformKey>;
 export const PlatformKeyList = Type.Object({ platform_keys: Type.Array(PlatformKey), next_cursor: Nullable(Type.String()) });
 
-export const KeyPath = Type.Object({ id: Type.Integer({ minimum: 1 }) });
+export const KeyPath = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
 
-export const MemberCreate = Type.Object({ email: Type.String({ minLength: 3, maxLength: 320, pattern: '^[^@\\s]+@[^@\\s]+$' }), role: RoleInput }, { additionalProperties: false });
+export const MemberCreate = Type.Object({ email: Type.String({ minLength: 3, maxLength: LIMITS.name, pattern: '^[^@\\s]+@[^@\\s]+$' }), role: RoleInput }, { additionalProperties: false });
 export type MemberCreate = Static<typeof MemberCreate>;
 export const Member = Type.Object({ user_id: Type.String(), email: Type.String(), role: Type.String(), created_at: DateTime });
 export type Member = Static<typeof Member>;
 export const MemberList = Type.Object({ members: Type.Array(Member), next_cursor: Nullable(Type.String()) });
 
-export const TenantCreate = Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false });
+export const TenantCreate = Type.Object({ name: Type.String({ minLength: 1, maxLength: LIMITS.name }) }, { additionalProperties: false });
 export type TenantCreate = Static<typeof TenantCreate>;
 export const Tenant = Type.Object({ tenant_id: Type.String(), name: Type.String(), created_at: DateTime });
 export type Tenant = Static<typeof Tenant>;
 export const TenantList = Type.Object({ tenants: Type.Array(Tenant), next_cursor: Nullable(Type.String()) });
-export const TenantPath = Type.Object({ tenant_id: Type.String({ minLength: 1 }) });
+export const TenantPath = Type.Object({ tenant_id: Id });

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { DateTime, Literals, Nullable } from './common.js';
+import { DatasetIdRef, DateTime, FieldPath, Id, Literals, Nullable } from './common.js';
+import { LIMITS } from './limits.js';
 
 export const IngestFormat = Literals(['text', 'ndjson', 'json', 'csv'] as const);
 
@@ -59,18 +60,18 @@ export type IngestRunList = Static<typeof IngestRunList>;
 /** Per-run overrides of the source's format and transform, as query parameters of the stream endpoint. */
 export const IngestOptions = Type.Object({
   format: Type.Optional(IngestFormat),
-  id_field: Type.Optional(Type.String({ minLength: 1 })),
-  title_field: Type.Optional(Type.String({ minLength: 1 })),
-  body_field: Type.Optional(Type.String({ minLength: 1 })),
-  time_field: Type.Optional(Type.String({ minLength: 1 })),
-  filename: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+  id_field: Type.Optional(FieldPath),
+  title_field: Type.Optional(FieldPath),
+  body_field: Type.Optional(FieldPath),
+  time_field: Type.Optional(FieldPath),
+  filename: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.filename })),
 });
 export type IngestOptions = Static<typeof IngestOptions>;
 
-export const RunPath = Type.Object({ ingest_run_id: Type.String() });
+export const RunPath = Type.Object({ ingest_run_id: Id });
 export const RunListQuery = Type.Object({
   source_id: Type.Optional(Type.Integer()),
-  dataset_id: Type.Optional(Type.String()),
+  dataset_id: Type.Optional(DatasetIdRef),
   status: Type.Optional(RunStatus),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
 });

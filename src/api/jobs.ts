@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { DateTime, Literals, Nullable } from './common.js';
+import { DatasetIdRef, DateTime, Id, Literals, Nullable } from './common.js';
+import { LIMITS } from './limits.js';
 
 const JobStatus = Literals(['pending', 'running', 'succeeded', 'failed'] as const);
 
@@ -64,9 +65,11 @@ export const Job = Type.Object({
 export type Job = Static<typeof Job>;
 export const JobList = Type.Object({ jobs: Type.Array(Job), next_cursor: Nullable(Type.String()) });
 export const JobListQuery = Type.Object({
-  type: Type.Optional(Type.String({ minLength: 1 })),
+  type: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.id })),
   status: Type.Optional(JobStatusAny),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
 });
 export type JobListQuery = Static<typeof JobListQuery>;
-export const JobPath = Type.Object({ job_id: Type.String({ minLength: 1 }) });
+export const JobPath = Type.Object({ job_id: Id });
+/** A job of one dataset (a schema rebuild). */
+export const DatasetJobPath = Type.Object({ dataset_id: DatasetIdRef, job_id: Id });

@@ -9,12 +9,18 @@ export const LIMITS = {
   datasetId: 63,
   /** a source key */
   sourceKey: 128,
+  /** a path parameter as the router sees it: longer is 414 before any route runs (each parameter's own cap, far below, is a 422) */
+  pathParam: 8192,
   /** names and e-mail addresses */
   name: 255,
   /** free text: descriptions */
   description: 4096,
-  /** a field path named in a request (where, collapse, aggregations, transforms) */
+  /** a field path named in a request (where, collapse, aggregations, transforms, search and semantic configs) */
   fieldPath: 256,
+  /** a URL, role reference or object prefix a source names */
+  url: 2048,
+  /** members of an open-ended config object (parse_config) */
+  configMembers: 64,
   /** the `text` of a search */
   text: 4096,
   /** distinct query terms a search's text and q may look up */
@@ -53,9 +59,12 @@ export const LIMITS = {
   bodyBytes: 10 * 2 ** 20,
   /** the Authorization header */
   authorization: 8192,
+  /** an `x-request-id` a client sends; a longer (or unsafe) one is replaced by the server's own */
+  requestId: 64,
   /** nesting of objects and arrays in one ingested record (Elasticsearch's mapping depth limit) */
   recordDepth: 20,
-  /** distinct fields a dataset may discover; a record that would add more is malformed */
+  /** distinct fields a dataset may discover; a record that would add more is malformed. Also the
+   *  most fields one config may list (text_fields, semantic fields, drop, rename) */
   datasetFields: 1000,
   /** one ingested line */
   lineBytes: 2 ** 20,

@@ -1,8 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { DateTime, Literals, Nullable } from './common.js';
+import { DatasetIdRef, DateTime, Id, Literals, Nullable } from './common.js';
 
 export const BackfillCreate = Type.Object(
-  { dataset_id: Type.String({ minLength: 1 }), source_id: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))) },
+  { dataset_id: DatasetIdRef, source_id: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }))) },
   { additionalProperties: false },
 );
 export type BackfillCreate = Static<typeof BackfillCreate>;
@@ -26,4 +26,4 @@ export const BackfillJob = Type.Object({
 });
 export type BackfillJob = Static<typeof BackfillJob>;
 
-export const BackfillPath = Type.Object({ job_id: Type.String() });
+export const BackfillPath = Type.Object({ job_id: Id });

@@ -1,26 +1,31 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { DateTime, Literals, Nullable } from './common.js';
+import { DatasetIdRef, DateTime, FieldPath, FieldPaths, Literals, Nullable } from './common.js';
+import { LIMITS } from './limits.js';
 
 export const TextField = Type.Object({
-  field: Type.String({ minLength: 1 }),
+  field: FieldPath,
   boost: Type.Number({ default: 1, exclusiveMinimum: 0 }),
   natural_language: Type.Boolean({ default: false }),
 });
-export const SearchConfig = Type.Object({ text_fields: Type.Array(TextField) });
+export const SearchConfig = Type.Object({ text_fields: Type.Array(TextField, { maxItems: LIMITS.datasetFields }) });
 export type SearchConfig = Static<typeof SearchConfig>;
 
-const Fields = <T extends ReturnType<typeof Type.Object>>(item: T) => Type.Object({ fields: Type.Array(item) });
+const Fields = <T extends ReturnType<typeof Type.Object>>(item: T) => Type.Object({ fields: Type.Array(item, { maxItems: LIMITS.datasetFields }) });
 export const SemanticConfig = Type.Object({
-  document_embeddings: Type.Optional(Fields(Type.Object({ field: Type.String(), max_chars: Type.Integer({ default: 4000, minimum: 1 }) }))),
-  filters: Type.Optional(Fields(Type.Object({ field: Type.String(), array: Type.Boolean({ default: false }) }))),
+  document_embeddings: Type.Optional(Fields(Type.Object({ field: FieldPath, max_chars: Type.Integer({ default: 4000, minimum: 1 }) }))),
+  filters: Type.Optional(Fields(Type.Object({ field: FieldPath, array: Type.Boolean({ default: false }) }))),
   image_embeddings: Type.Optional(
-    Type.Object({ fields: Type.Array(Type.Object({ field: Type.String() })), index_standalone: Type.Boolean({ default: false }) }),
+    Type.Object({ fields: Type.Array(Type.Object({ field: FieldPath }), { maxItems: LIMITS.datasetFields }), index_standalone: Type.Boolean({ default: false }) }),
   ),
-  vocabulary: Type.Optional(Fields(Type.Object({ field: Type.String() }))),
+  vocabulary: Type.Optional(Fields(Type.Object({ field: FieldPath }))),
   /** Addition: which embedder makes this source's vectors; members left out come from the server (SVC_EMBEDDER*). */
   embedder: Type.Optional(
     Type.Object(
-      { provider: Literals(['builtin', 'openai', 'onnx'] as const), model: Type.Optional(Type.String({ minLength: 1 })), url: Type.Optional(Type.String({ minLength: 1 })) },
+      {
+        provider: Literals(['builtin', 'openai', 'onnx'] as const),
+        model: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.name })),
+        url: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.url })),
+      },
       { additionalProperties: false },
     ),
   ),
@@ -58,26 +63,26 @@ export type Source = Static<typeof Source>;
 
 export const TransformConfigSchema = Type.Object(
   {
-    id_field: Type.Optional(Nullable(Type.String({ minLength: 1 }))),
-    title_field: Type.Optional(Nullable(Type.String({ minLength: 1 }))),
-    body_field: Type.Optional(Nullable(Type.String({ minLength: 1 }))),
-    time_field: Type.Optional(Nullable(Type.String({ minLength: 1 }))),
-    rename: Type.Optional(Type.Record(Type.String(), Type.String({ minLength: 1 }))),
-    drop: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    id_field: Type.Optional(Nullable(FieldPath)),
+    title_field: Type.Optional(Nullable(FieldPath)),
+    body_field: Type.Optional(Nullable(FieldPath)),
+    time_field: Type.Optional(Nullable(FieldPath)),
+    rename: Type.Optional(Type.Record(Type.String(), FieldPath, { maxProperties: LIMITS.datasetFields, propertyNames: { maxLength: LIMITS.fieldPath } })),
+    drop: Type.Optional(FieldPaths()),
   },
   { additionalProperties: false },
 );
 
 export const ParseConfig = Type.Object(
   { format: Type.Optional(Literals(['ndjson', 'jsonl', 'json', 'csv', 'text'] as const)) },
-  { additionalProperties: true },
+  { additionalProperties: true, maxProperties: LIMITS.configMembers, propertyNames: { maxLength: LIMITS.fieldPath } },
 );
 
 const sourceMembers = {
-  dataset_id: Type.String({ minLength: 1 }),
-  name: Type.String({ minLength: 1, maxLength: 255 }),
-  source_key: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$' }),
-  source_type: Type.String({ minLength: 1 }),
+  dataset_id: DatasetIdRef,
+  name: Type.String({ minLength: 1, maxLength: LIMITS.name }),
+  source_key: Type.String({ maxLength: LIMITS.sourceKey, pattern: `^[A-Za-z0-9][A-Za-z0-9_.-]{0,${LIMITS.sourceKey - 1}}$` }),
+  source_type: Type.String({ minLength: 1, maxLength: LIMITS.id }),
   connector_id: Type.Optional(Nullable(Type.Integer())),
   enabled: Type.Optional(Type.Boolean()),
   parse_config: Type.Optional(ParseConfig),
@@ -90,10 +95,10 @@ const sourceMembers = {
 export const SourcePut = Type.Object(
   {
     ...sourceMembers,
-    bucket: Type.String({ minLength: 1 }),
-    access_role_ref: Type.String({ minLength: 1 }),
-    intake_role_ref: Type.Optional(Nullable(Type.String())),
-    prefix: Type.Optional(Type.String({ default: '' })),
+    bucket: Type.String({ minLength: 1, maxLength: LIMITS.name }),
+    access_role_ref: Type.String({ minLength: 1, maxLength: LIMITS.url }),
+    intake_role_ref: Type.Optional(Nullable(Type.String({ maxLength: LIMITS.url }))),
+    prefix: Type.Optional(Type.String({ default: '', maxLength: LIMITS.url })),
   },
   { additionalProperties: false },
 );
@@ -102,8 +107,9 @@ export type SourcePut = Static<typeof SourcePut>;
 export const HostedSourcePut = Type.Object(sourceMembers, { additionalProperties: false });
 export type HostedSourcePut = Static<typeof HostedSourcePut>;
 
-export const SourcePath = Type.Object({ source_id: Type.Integer({ minimum: 1 }) });
+export const SourcePath = Type.Object({ source_id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
+export const SourceKeyPath = Type.Object({ source_key: Type.String({ minLength: 1, maxLength: LIMITS.sourceKey }) });
 export const SourceList = Type.Object({ sources: Type.Array(Source), next_cursor: Nullable(Type.String()) });
-export const SourceListQuery = Type.Object({ dataset_id: Type.Optional(Type.String({ minLength: 1 })) });
+export const SourceListQuery = Type.Object({ dataset_id: Type.Optional(DatasetIdRef) });
 export const IngestTokenMinted = Type.Object({ source_id: Type.Integer(), created_at: DateTime, token: Type.String() });
 export type IngestTokenMinted = Static<typeof IngestTokenMinted>;

@@ -1,24 +1,26 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { DateTime, Literals, Nullable } from './common.js';
+import { DateTime, FieldPath, Id, Literals, Nullable } from './common.js';
 import { IngestFormat } from './ingest.js';
+import { LIMITS } from './limits.js';
+import { SourceKeyPath } from './sources.js';
 
-const SessionId = Type.String({ minLength: 1, maxLength: 64 });
+const SessionId = Id;
 /** Part numbers are 1 to 10000, as in the S3 multipart API the clients already know. */
 export const PART_NUMBER_MAX = 10_000;
 const PartNumber = Type.Integer({ minimum: 1, maximum: PART_NUMBER_MAX });
 
-export const UploadSourcePath = Type.Object({ source_key: Type.String({ minLength: 1 }) });
+export const UploadSourcePath = SourceKeyPath;
 
 /** The contract's members, plus the per-run overrides the stream endpoint takes as query parameters. */
 export const UploadCreate = Type.Object({
-  filename: Type.String({ minLength: 1, maxLength: 1024 }),
-  content_type: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  filename: Type.String({ minLength: 1, maxLength: LIMITS.filename }),
+  content_type: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.name })),
   size_bytes: Type.Optional(Type.Integer({ minimum: 0, description: 'announced object size: refused at once above the object limit, checked at complete' })),
   format: Type.Optional(IngestFormat),
-  id_field: Type.Optional(Type.String({ minLength: 1 })),
-  title_field: Type.Optional(Type.String({ minLength: 1 })),
-  body_field: Type.Optional(Type.String({ minLength: 1 })),
-  time_field: Type.Optional(Type.String({ minLength: 1 })),
+  id_field: Type.Optional(FieldPath),
+  title_field: Type.Optional(FieldPath),
+  body_field: Type.Optional(FieldPath),
+  time_field: Type.Optional(FieldPath),
 });
 export type UploadCreate = Static<typeof UploadCreate>;
 
@@ -48,7 +50,7 @@ export type UploadPartList = Static<typeof UploadPartList>;
 
 export const UploadComplete = Type.Object({
   upload_session_id: SessionId,
-  parts: Type.Array(Type.Object({ etag: Type.String({ minLength: 1 }), part_number: PartNumber }), { minItems: 1, maxItems: PART_NUMBER_MAX }),
+  parts: Type.Array(Type.Object({ etag: Type.String({ minLength: 1, maxLength: LIMITS.id }), part_number: PartNumber }), { minItems: 1, maxItems: PART_NUMBER_MAX }),
 });
 export type UploadComplete = Static<typeof UploadComplete>;
 
@@ -74,9 +76,13 @@ export type UploadAbort = Static<typeof UploadAbort>;
 export const UploadAborted = Type.Object({ upload_session_id: Type.String(), status: Literals(['aborted'] as const) });
 export type UploadAborted = Static<typeof UploadAborted>;
 
-/** Left loose on purpose: any part of a URL that is missing or altered fails its signature (403), not validation. */
-export const PartPath = Type.Object({ upload_session_id: Type.String(), part_number: Type.String() });
-export const PartQuery = Type.Object({ tenant: Type.Optional(Type.String()), expires: Type.Optional(Type.String()), sig: Type.Optional(Type.String()) });
+/**
+ * Left loose on purpose: any part of a URL that is missing or altered fails its signature (403), not
+ * validation. Only lengths are capped, far above what the server signs.
+ */
+const Loose = Type.String({ maxLength: LIMITS.id });
+export const PartPath = Type.Object({ upload_session_id: Loose, part_number: Loose });
+export const PartQuery = Type.Object({ tenant: Type.Optional(Loose), expires: Type.Optional(Loose), sig: Type.Optional(Loose) });
 export type PartRef = Static<typeof PartPath> & Static<typeof PartQuery>;
 
 export const PartStored = Type.Object({ etag: Type.String({ description: 'md5 hex of the part; also the quoted ETag header' }), part_number: Type.Integer(), size_bytes: Type.Integer() });

@@ -3,11 +3,17 @@ import { Ajv } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { ApiError, HTTPValidationError } from '../api/common.js';
+import { LIMITS } from '../api/limits.js';
 import type { Engine } from '../engine/index.js';
 import { authenticate } from './auth.js';
+import { clientErrorHandler, frameworkErrors } from './earlyErrors.js';
 import { errorHandler } from './errors.js';
+import { stderrSink, type LogSink } from './failures.js';
+import { jsonBodies } from './jsonBody.js';
 import { POLICY, policyKey } from './policy.js';
 import { requestLogger } from './log.js';
+import { rateLimits, type RateLimit } from './rateLimit.js';
+import { echoRequestId, requestId } from './requestId.js';
 import { datasetRoutes } from './routes/datasets.js';
 import { fieldRoutes } from './routes/fields.js';
 import { healthRoutes } from './routes/health.js';
@@ -22,11 +28,13 @@ import { sourceRoutes } from './routes/sources.js';
 import { sqlRoutes } from './routes/sql.js';
 import { uploadRoutes } from './routes/uploads.js';
 
-export const JSON_BODY_LIMIT = 10 * 2 ** 20;
-
 export interface AppOptions {
-  /** where the one-line-per-request log goes; none when absent */
-  log?: (line: string) => void;
+  /** where the one-line-per-request log goes (none when absent), and every 5xx (stderr when absent) */
+  log?: LogSink;
+  /** origin of the URLs the server signs (SVC_PUBLIC_URL, parsed); default: the server's address the client reached */
+  publicUrl?: string;
+  /** requests per window per credential; none when absent */
+  rateLimit?: RateLimit;
 }
 
 /**
@@ -50,8 +58,16 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   const app = Fastify({
     logger: false,
     exposeHeadRoutes: false,
-    bodyLimit: JSON_BODY_LIMIT,
+    bodyLimit: LIMITS.bodyBytes,
+    // long enough that each parameter's own cap answers (422, naming it) rather than the router
+    routerOptions: { maxParamLength: LIMITS.pathParam },
+    genReqId: requestId,
+    frameworkErrors,
+    clientErrorHandler,
   });
+  echoRequestId(app);
+  jsonBodies(app);
+  app.decorate('publicUrl', opts.publicUrl ?? null);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? validators.body : validators.params).compile(schema));
   // Responses are plain JSON.stringify: the response schemas document the API, they do not filter it.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
@@ -66,7 +82,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
       security: [{ bearer: [] }],
     },
   });
-  app.setErrorHandler(errorHandler);
+  app.setErrorHandler(errorHandler(opts.log ?? stderrSink));
   app.setNotFoundHandler((_req, reply) => reply.status(404).send({ detail: 'Not Found' }));
   const routes: { method: string; url: string }[] = [];
   registered.set(app, routes);
@@ -76,6 +92,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
       routes.push({ method, url: route.url });
     }
   });
+  if (opts.rateLimit) await rateLimits(app, opts.rateLimit);
   app.addHook('onRequest', authenticate(engine));
   if (opts.log) requestLogger(app, opts.log);
   for (const routes of [healthRoutes, identityRoutes, keyRoutes, platformRoutes, datasetRoutes, fieldRoutes, searchRoutes, semanticRoutes, sqlRoutes, sourceRoutes, ingestRoutes, uploadRoutes, jobRoutes]) routes(app, engine);

@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { LIMITS } from '../api/limits.js';
 import type { Caller, Principal } from '../engine/auth/caller.js';
 import { BadRequest, Forbidden, Unauthenticated } from '../engine/errors.js';
 import type { Engine } from '../engine/index.js';
@@ -13,15 +14,20 @@ declare module 'fastify' {
 
 export const TENANT_HEADER = 'x-service-tenant-id';
 
+/** The token of an `Authorization: Bearer …` header, if it is one. */
+export const bearerToken = (header: string | undefined): string | undefined => /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1];
+
 /** Authorization and the tenant header → Caller, checked in the spec's order: 401, then 400, then 403. */
 export function authenticate(engine: Engine) {
   return async (req: FastifyRequest) => {
     if (!req.routeOptions.url) return; // no such route: the 404 handler answers
     const policy = POLICY[policyKey(req.method, req.routeOptions.url)];
     if (policy.auth === 'none') return;
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-    if (!match) throw new Unauthenticated('Not authenticated');
-    const principal = (req.principal = await engine.authenticate(match[1]));
+    // lengths are checked before any lookup: a tenant id is part of every stored key, and LMDB keys are short
+    if ((req.headers.authorization?.length ?? 0) > LIMITS.authorization) throw new Unauthenticated(`the Authorization header is longer than ${LIMITS.authorization} characters`);
+    const token = bearerToken(req.headers.authorization);
+    if (!token) throw new Unauthenticated('Not authenticated');
+    const principal = (req.principal = await engine.authenticate(token));
     if (principal.kind === 'ingest_token') {
       if (policy.auth !== 'ingest') throw new Unauthenticated('an ingest token authenticates ingestion into its own source only');
       req.caller = engine.ingestCaller(principal, (req.params as { source_key: string }).source_key);
@@ -34,6 +40,7 @@ export function authenticate(engine: Engine) {
     }
     const tenant = req.headers[TENANT_HEADER];
     if (typeof tenant !== 'string' || tenant.length === 0) throw new BadRequest(`the ${TENANT_HEADER} header is required`);
+    if (tenant.length > LIMITS.id) throw new BadRequest(`the ${TENANT_HEADER} header is longer than ${LIMITS.id} characters`);
     const caller = (req.caller = engine.callerIn(principal, tenant));
     if (policy.role === 'admin' && caller.role !== 'Admin') throw new Forbidden('this operation requires the Admin role');
     if (policy.session && principal.kind !== 'session') throw new Forbidden('minting keys needs a signed-in admin console session, not an API key');

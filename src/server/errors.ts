@@ -1,5 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { LIMITS } from '../api/limits.js';
 import { BadRequest, Conflict, DiskFull, EngineError, Forbidden, Invalid, NotFound, Refused, Unauthenticated, Unavailable } from '../engine/errors.js';
+import { logFailure, type LogSink } from './failures.js';
 
 const LOCATIONS: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
 
@@ -30,26 +32,32 @@ function engineStatus(err: EngineError): number {
   return 500;
 }
 
-/** Engine errors and framework errors to the spec's ApiError / HTTPValidationError. */
-export function errorHandler(err: FastifyError & { validationContext?: string }, req: FastifyRequest, reply: FastifyReply) {
-  if (err instanceof Invalid) {
-    return reply.status(422).send({ detail: err.code ? { code: err.code, message: err.message } : err.issues });
-  }
-  if (err instanceof EngineError) {
-    const status = engineStatus(err);
-    if (status === 401) reply.header('www-authenticate', 'Bearer');
-    return reply.status(status).send({ detail: err.code ? { code: err.code, message: err.message } : err.message });
-  }
-  if (err.validation) {
-    const input = { body: req.body, querystring: req.query, params: req.params, headers: req.headers }[err.validationContext ?? 'body'];
-    return reply.status(422).send({ detail: validationDetail(err.validationContext ?? 'body', err.validation as AjvError[], input) });
-  }
-  if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError) {
-    return reply.status(422).send({ detail: [{ loc: ['body'], msg: 'JSON decode error', type: 'json_invalid', ctx: { error: err.message } }] });
-  }
-  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.status(413).send({ detail: 'request body too large' });
-  if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return reply.status(415).send({ detail: err.message });
-  if (err.statusCode && err.statusCode < 500) return reply.status(err.statusCode).send({ detail: err.message });
-  req.log.error(err);
-  return reply.status(500).send({ detail: 'internal error' });
+/**
+ * Engine errors and framework errors to the spec's ApiError / HTTPValidationError. Every 5xx is
+ * logged to `sink`; an unexpected one answers only "internal error" with the request id.
+ */
+export function errorHandler(sink: LogSink) {
+  return (err: FastifyError & { validationContext?: string }, req: FastifyRequest, reply: FastifyReply) => {
+    if (err instanceof Invalid) {
+      return reply.status(422).send({ detail: err.code ? { code: err.code, message: err.message } : err.issues });
+    }
+    if (err instanceof EngineError) {
+      const status = engineStatus(err);
+      if (status === 401) reply.header('www-authenticate', 'Bearer');
+      if (status >= 500) logFailure(sink, req, status, err);
+      return reply.status(status).send({ detail: err.code ? { code: err.code, message: err.message } : err.message });
+    }
+    if (err.validation) {
+      const input = { body: req.body, querystring: req.query, params: req.params, headers: req.headers }[err.validationContext ?? 'body'];
+      return reply.status(422).send({ detail: validationDetail(err.validationContext ?? 'body', err.validation as AjvError[], input) });
+    }
+    if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError) {
+      return reply.status(422).send({ detail: [{ loc: ['body'], msg: 'JSON decode error', type: 'json_invalid', ctx: { error: err.message } }] });
+    }
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.status(413).send({ detail: `request body too large (at most ${LIMITS.bodyBytes} bytes)` });
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return reply.status(415).send({ detail: err.message });
+    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return reply.status(err.statusCode).send({ detail: err.message });
+    logFailure(sink, req, 500, err);
+    return reply.status(500).send({ detail: `internal error (request id ${req.id})` });
+  };
 }

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-
-const SECRET_PARAM = /([?&](?:[^=&]*(?:token|sig|signature|secret|key)[^=&]*)=)[^&]*/gi;
+import { redactUrl } from './redact.js';
 
 /** One JSON line per request; query values that may hold credentials are redacted, headers never logged. */
 export function requestLogger(app: FastifyInstance, write: (line: string) => void): void {
@@ -8,8 +7,9 @@ export function requestLogger(app: FastifyInstance, write: (line: string) => voi
     write(
       JSON.stringify({
         time: new Date().toISOString(),
+        request_id: req.id,
         method: req.method,
-        url: req.url.replace(SECRET_PARAM, '$1REDACTED'),
+        url: redactUrl(req.url),
         route: req.routeOptions.url ?? null,
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 100) / 100,

@@ -9,12 +9,19 @@ export function serveCommand(program: Command): void {
     .description('serve the /v1 API on this data dir (one JSON log line per request on stdout)')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port (0 picks a free one)', '7360')
-    .addHelpText('after', '\nExample:\n  svc serve --port 7360')
+    .addHelpText('after', '\nExample:\n  svc serve --port 7360\n\nEnvironment:\n  SVC_PUBLIC_URL   origin of the upload URLs it hands out (default: the address a client reached)\n  SVC_RATE_LIMIT   requests per minute per credential (default 6000; 0 or off: none)')
     .action(async (opts: { host: string; port: string }, cmd: Command) => {
       const dataDir = dataDirOf(cmd.optsWithGlobals<GlobalOptions>());
+      // the HTTP stack loads only for serve
+      const [{ buildApp }, { parsePublicUrl }, { rateLimitFromEnv }] = await Promise.all([
+        import('../../server/app.js'),
+        import('../../server/publicUrl.js'),
+        import('../../server/rateLimit.js'),
+      ]);
+      const publicUrl = process.env.SVC_PUBLIC_URL ? parsePublicUrl(process.env.SVC_PUBLIC_URL) : undefined;
+      const rateLimit = rateLimitFromEnv(process.env.SVC_RATE_LIMIT);
       const engine = await Engine.open(dataDir, { lockWaitMs: 0, background: true });
-      const { buildApp } = await import('../../server/app.js'); // the HTTP stack loads only for serve
-      const app = await buildApp(engine, { log: (line) => process.stdout.write(line + '\n') });
+      const app = await buildApp(engine, { log: (line) => process.stdout.write(line + '\n'), publicUrl, rateLimit });
       const address = await app.listen({ host: opts.host, port: Number(opts.port) });
       const removeInfo = writeServerInfo(dataDir, address);
       process.stderr.write(`svc: serving ${dataDir} on ${address}\n`);

@@ -1,8 +1,12 @@
 import type { Me, Member } from '../../api/identity.js';
+import { LIMITS } from '../../api/limits.js';
 import { Conflict, Forbidden, NotFound, Unauthenticated } from '../errors.js';
 import { newId, now } from '../ids.js';
 import { SYSTEM, scanPrefix, type Store } from '../store/db.js';
 import type { Caller, Principal, Role } from './caller.js';
+
+/** Tenant ids are made here and short; a longer one names no tenant (and would not fit in an LMDB key). */
+const possibleTenant = (tenantId: string) => tenantId.length <= LIMITS.id;
 
 interface User { user_id: string; email: string; is_staff: boolean; created_at: string }
 export interface TenantState { tenant_id: string; name: string; created_at: string; platform_tenant_id?: string }
@@ -25,7 +29,7 @@ export class Directory {
   }
 
   tenant(tenantId: string): TenantState | undefined {
-    return this.db.get([SYSTEM, 'tenant', tenantId]);
+    return possibleTenant(tenantId) ? this.db.get([SYSTEM, 'tenant', tenantId]) : undefined;
   }
 
   tenants(): TenantState[] {
@@ -87,7 +91,7 @@ export class Directory {
   }
 
   role(tenantId: string, userId: string): Role | undefined {
-    return this.db.get([SYSTEM, 'membership', userId, tenantId]);
+    return possibleTenant(tenantId) ? this.db.get([SYSTEM, 'membership', userId, tenantId]) : undefined;
   }
 
   /** The tenants a principal reaches, with its role in each. */

@@ -1,5 +1,5 @@
-import { Type } from '@sinclair/typebox';
 import { IngestOptions, IngestRun, IngestRunList, RunListQuery, RunPath } from '../../api/ingest.js';
+import { SourceKeyPath } from '../../api/sources.js';
 import { caller } from '../auth.js';
 import type { Routes } from './types.js';
 import { errors, typed } from './types.js';
@@ -28,7 +28,7 @@ export const ingestRoutes: Routes = (app, engine) => {
       {
         schema: {
           tags,
-          params: Type.Object({ source_key: Type.String({ minLength: 1 }) }),
+          params: SourceKeyPath,
           querystring: IngestOptions,
           response: { 202: IngestRun, ...errors(400, 401, 403, 404, 413, 422) },
         },

@@ -1,17 +1,14 @@
-import type { FastifyRequest } from 'fastify';
 import {
   CompletedUpload, PartPath, PartQuery, PartStored, UploadAbort, UploadAborted, UploadComplete, UploadCreate, UploadPartList, UploadPartsRequest,
   UploadSession, UploadSourcePath,
 } from '../../api/uploads.js';
 import { caller } from '../auth.js';
+import { serverOrigin } from '../publicUrl.js';
 import type { Routes } from './types.js';
 import { errors, typed } from './types.js';
 
 const tags = ['Sources and ingest'];
 const params = UploadSourcePath;
-
-/** Part URLs point back at this server as the client reached it. */
-const origin = (req: FastifyRequest) => `${req.protocol}://${req.host}`;
 
 export const uploadRoutes: Routes = (app, engine) => {
   const r = typed(app);
@@ -19,7 +16,7 @@ export const uploadRoutes: Routes = (app, engine) => {
     reply.status(201).send(await engine.uploads.create(caller(req), req.params.source_key, req.body)),
   );
   r.post('/v1/ingest/sources/:source_key/uploads/parts', { schema: { tags, params, body: UploadPartsRequest, response: { 200: UploadPartList, ...errors(400, 401, 403, 404, 409, 422) } } }, async (req) =>
-    engine.uploads.partUrls(caller(req), req.params.source_key, req.body, origin(req)),
+    engine.uploads.partUrls(caller(req), req.params.source_key, req.body, serverOrigin(req)),
   );
   r.post(
     '/v1/ingest/sources/:source_key/uploads/complete',
