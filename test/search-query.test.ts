@@ -175,7 +175,7 @@ describe('compileQuery on single records', () => {
     expect(compileQuery('upstream.peers.state:unhealthy').matches(r)).toBe(true);
     expect(compileQuery('metadata.upstream.peers.server:"10.0.0.1:8081"').matches(r)).toBe(true);
     expect(compileQuery('upstream.peers.server:10.0.0.1:8080').matches(r)).toBe(true);
-    // values liqe cannot read unquoted keep their wildcards
+    // values with dots and colons, unquoted, keep their wildcards
     expect(compileQuery('upstream.peers.server:10.0.0.1:80*').matches(r)).toBe(true);
     expect(compileQuery('upstream.peers.server:10.0.0.2:*').matches(r)).toBe(false);
     expect(compileQuery('url:/v2/*/detail').matches(r)).toBe(true);
