@@ -106,9 +106,12 @@ afterAll(async () => {
 });
 
 describe('health and OpenAPI', () => {
-  it('GET /healthz answers 200 {status: "ok"} without credentials', async () => {
-    const res = await get('/healthz', { token: null, tenant: null });
-    expect(expectStatus(res, 200)).toEqual({ status: 'ok' });
+  it('GET /healthz answers 200 {status: "ok"} without credentials, with the event loop\'s delay since the last reset', async () => {
+    const res = await get('/healthz?reset=true', { token: null, tenant: null });
+    const body = expectStatus(res, 200);
+    expect(body).toMatchObject({ status: 'ok', event_loop: { delay_max_ms: expect.any(Number), delay_p99_ms: expect.any(Number) } });
+    expect(body.event_loop.delay_max_ms).toBeGreaterThanOrEqual(body.event_loop.delay_p99_ms);
+    expect(expectStatus(await get('/healthz?reset=nope', { token: null, tenant: null }), 422).detail[0].loc).toEqual(['query', 'reset']);
   });
 
   it('GET /openapi.json is an OpenAPI 3 document listing the /v1 paths', async () => {

@@ -32,7 +32,10 @@ describe('fuzzing every route', () => {
   it(`answers ${REQUESTS} hostile requests without a 5xx, and stays up`, async () => {
     const { call, get } = client(() => server.url, () => ({ token: admin.token, tenant: admin.tenant_id }));
     const spec = expectStatus(await get('/openapi.json', { token: null }), 200) as Json;
-    const routes = Object.entries<Record<string, Json>>(spec.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ path, method: method.toUpperCase(), op })));
+    // /healthz?reset=true would restart the delay window this test reads at the end
+    const routes = Object.entries<Record<string, Json>>(spec.paths)
+      .filter(([path]) => path !== '/healthz')
+      .flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ path, method: method.toUpperCase(), op })));
     expect(routes.length).toBeGreaterThan(40);
     const known = { dataset_id: ['logs'], tenant_id: [admin.tenant_id], source_key: ['logs'], source_id: ['1'], text: ['block', 'PacketResponder terminating'], q: ['level:INFO', 'block AND -deleted'] };
     const fuzz = new Fuzz(rng(SEED));
@@ -67,6 +70,7 @@ describe('fuzzing every route', () => {
       if (res.status >= 500 || res.status === 0) failures.push(`${method} ${url.slice(0, 120)} → ${res.status}: ${res.text.slice(0, 200)}`);
     };
 
+    expectStatus(await get('/healthz?reset=true', { token: null }), 200);
     let sent = 0;
     await Promise.all(
       Array.from({ length: CONCURRENCY }, async () => {
@@ -78,7 +82,11 @@ describe('fuzzing every route', () => {
     );
     expect(failures).toEqual([]);
     expect(server.proc.exitCode).toBeNull();
-    expectStatus(await get('/healthz', { token: null }), 200);
+    // the longest the server's event loop was held up by any one of them (a bound well above the
+    // 100 ms goal, so that a busy machine does not fail it; the figure is printed to be read)
+    const { event_loop } = expectStatus(await get('/healthz', { token: null }), 200);
+    console.log(`fuzz: ${REQUESTS} requests, longest event-loop delay ${event_loop.delay_max_ms} ms, p99 ${event_loop.delay_p99_ms} ms`);
+    expect(event_loop.delay_max_ms).toBeLessThan(500);
     expectStatus(await call('POST', '/v1/search', { json: { text: 'PacketResponder', datasets: ['logs'], limit: 1 } }), 200);
   }, 300_000);
 });

@@ -1,6 +1,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { Invalid } from '../engine/errors.js';
+import { LIMITS } from './limits.js';
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
 
@@ -12,7 +13,9 @@ export function validate<T extends TSchema>(schema: T, value: unknown, location:
   let check = compiled.get(schema);
   if (!check) compiled.set(schema, (check = TypeCompiler.Compile(schema)));
   if (check.Check(value)) return value as Static<T>;
-  const issues = [...check.Errors(value)].map((e) => ({
+  const errors = [];
+  for (const e of check.Errors(value)) if (errors.push(e) >= LIMITS.validationIssues) break;
+  const issues = errors.map((e) => ({
     loc: [location, ...e.path.split('/').slice(1).map((p) => (/^\d+$/.test(p) ? Number(p) : p))],
     msg: e.message,
     type: 'value_error',

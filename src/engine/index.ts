@@ -21,6 +21,7 @@ import { Retention, RETENTION_EVERY_MS } from './retention/retention.js';
 import { dropStoredHandles, SearchHandles } from './search/handles.js';
 import { Search } from './search/search.js';
 import { Sources } from './sources/sources.js';
+import { loadDuckDB } from './sql/duckdb.js';
 import { Sql } from './sql/sql.js';
 import { openStore, type Store } from './store/db.js';
 import { TextIndexes } from './text/textIndexes.js';
@@ -97,6 +98,8 @@ export class Engine {
         await engine.retention.schedule(Date.now() + RETENTION_EVERY_MS);
         new BlobStore(dataDir).sweepTemp(); // objects a killed process was writing
         engine.loadTextIndexes();
+        // a server loads now what a local command loads on first use: a first request must not stall the others
+        await Promise.all([loadDuckDB(), import('./sql/execute.js'), import('jose')]);
       }
       return engine;
     } catch (err) {

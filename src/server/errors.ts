@@ -7,16 +7,27 @@ const LOCATIONS: Record<string, string> = { body: 'body', querystring: 'query', 
 
 interface AjvError { instancePath: string; keyword: string; message?: string; params: Record<string, unknown> }
 
-/** Ajv's errors in FastAPI's HTTPValidationError shape: loc, msg, type, ctx. */
+/**
+ * Ajv's errors in FastAPI's HTTPValidationError shape: loc, msg, type, ctx — the first
+ * `LIMITS.validationIssues` of them, each echoing its input only when that is small: a body of
+ * 100,000 wrong items must not cost 100,000 issues to write out.
+ */
 function validationDetail(context: string, errors: AjvError[], input: unknown) {
-  return errors.map((e) => {
+  return errors.slice(0, LIMITS.validationIssues).map((e) => {
     const loc: (string | number)[] = [LOCATIONS[context] ?? context, ...e.instancePath.split('/').slice(1).map((p) => (/^\d+$/.test(p) ? Number(p) : p))];
     if (e.keyword === 'required') return { loc: [...loc, String(e.params.missingProperty)], msg: 'Field required', type: 'missing' };
     if (e.keyword === 'additionalProperties') return { loc: [...loc, String(e.params.additionalProperty)], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' };
     let value: unknown = input;
     for (const part of loc.slice(1)) value = value == null ? undefined : (value as Record<string | number, unknown>)[part];
-    return { loc, msg: e.message ?? 'invalid value', type: e.keyword, ctx: e.params, input: value };
+    return { loc, msg: e.message ?? 'invalid value', type: e.keyword, ctx: e.params, input: preview(value) };
   });
+}
+
+/** A value short enough to echo: long strings are cut, large arrays and objects left out. */
+function preview(value: unknown): unknown {
+  if (typeof value === 'string') return value.length > 256 ? `${value.slice(0, 256)}…` : value;
+  if (value !== null && typeof value === 'object') return (Array.isArray(value) ? value.length : Object.keys(value).length) > 20 ? undefined : value;
+  return value;
 }
 
 function engineStatus(err: EngineError): number {

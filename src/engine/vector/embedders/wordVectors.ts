@@ -1,4 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -52,7 +54,16 @@ export class WordVectors {
     this.rows = new Int8Array(ab, at, this.count * this.dims);
     at += this.count * this.dims;
     this.words = Buffer.from(ab, at, wordBytes).toString('utf8').split('\n');
-    this.words.forEach((w, i) => this.index.set(w, i));
+  }
+
+  /** Reads the file and maps its words, a slice at a time: a server's other requests go on meanwhile. */
+  static async read(path: string): Promise<WordVectors> {
+    const vectors = new WordVectors(await readFile(path));
+    for (let i = 0; i < vectors.words.length; i++) {
+      vectors.index.set(vectors.words[i], i);
+      if (i % 20_000 === 19_999) await nextTurn();
+    }
+    return vectors;
   }
 
   /** The row of a lower-cased word, or -1. */
@@ -95,7 +106,7 @@ export function wordVectors(file = EMBEDDINGS_FILE): Promise<WordVectors> {
   loaded ??= (async () => {
     let path = file;
     if (!existsSync(path)) path = await buildNow(path);
-    return new WordVectors(readFileSync(path));
+    return WordVectors.read(path);
   })();
   loaded.catch(() => (loaded = null));
   return loaded;
