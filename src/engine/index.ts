@@ -22,7 +22,7 @@ import { dropStoredHandles, SearchHandles } from './search/handles.js';
 import { Search } from './search/search.js';
 import { Sources } from './sources/sources.js';
 import { Sql } from './sql/sql.js';
-import { openStore, type Store } from './store/db.js';
+import { openStore, type Store, type StoreOptions } from './store/db.js';
 import { TextIndexes } from './text/textIndexes.js';
 import { Semantic, type SemanticOptions } from './vector/semantic.js';
 import { Uploads } from './uploads/uploads.js';
@@ -31,7 +31,7 @@ export const DEFAULT_SESSION_TTL = 24 * 3600;
 /** How long after the last ingest of a dataset its text index is written to disk. */
 const SNAPSHOT_DELAY_MS = 2000;
 
-export interface OpenOptions {
+export interface OpenOptions extends StoreOptions {
   /** how long to wait for another process holding the data dir */
   lockWaitMs?: number;
   /** a long-running process (the server): it also takes periodic upkeep jobs such as retention */
@@ -90,7 +90,7 @@ export class Engine {
   static async open(dataDir: string, opts: OpenOptions = {}): Promise<Engine> {
     const unlock = await lockDataDir(dataDir, opts.lockWaitMs ?? 30_000);
     try {
-      const engine = new Engine(dataDir, openStore(dataDir), loadSecret(dataDir), unlock, opts);
+      const engine = new Engine(dataDir, openStore(dataDir, opts), loadSecret(dataDir), unlock, opts);
       await dropStoredHandles(engine.store, engine.directory.tenants().map((t) => t.tenant_id));
       await engine.jobs.start({ background: opts.background });
       if (opts.background) {
