@@ -16,6 +16,7 @@ import { Ingest } from './ingest/ingest.js';
 import { JobQueue } from './jobs/queue.js';
 import { Runs } from './ingest/runs.js';
 import { lockDataDir } from './lock.js';
+import { logProblem } from './log.js';
 import { PlatformTenants } from './platform/tenants.js';
 import { Retention, RETENTION_EVERY_MS } from './retention/retention.js';
 import { dropStoredHandles, SearchHandles } from './search/handles.js';
@@ -30,6 +31,8 @@ import { Uploads } from './uploads/uploads.js';
 export const DEFAULT_SESSION_TTL = 24 * 3600;
 /** How long after the last ingest of a dataset its text index is written to disk. */
 const SNAPSHOT_DELAY_MS = 2000;
+/** A snapshot that could not be written (a full disk) is tried again this much later; the index stays in memory meanwhile. */
+const SNAPSHOT_RETRY_MS = 60_000;
 
 export interface OpenOptions extends StoreOptions {
   /** how long to wait for another process holding the data dir */
@@ -62,6 +65,7 @@ export class Engine {
   readonly sql: Sql;
   private readonly text: TextIndexes;
   private readonly snapshotTimers = new Map<string, NodeJS.Timeout>();
+  private closing = false;
 
   private constructor(readonly dataDir: string, private readonly store: Store, secret: Buffer, private readonly unlock: () => void, opts: OpenOptions = {}) {
     const blobs = new BlobStore(dataDir);
@@ -163,13 +167,17 @@ export class Engine {
     return this.directory.callerIn(this.directory.firstAdmin(tenant.tenant_id), tenant.tenant_id);
   }
 
-  private scheduleSnapshot(tenantId: string, datasetId: string): void {
+  private scheduleSnapshot(tenantId: string, datasetId: string, delayMs = SNAPSHOT_DELAY_MS): void {
     const key = `${tenantId}/${datasetId}`;
     clearTimeout(this.snapshotTimers.get(key));
     const timer = setTimeout(() => {
       this.snapshotTimers.delete(key);
-      this.text.snapshot(tenantId, datasetId).catch(() => {}); // its tombstones stay; the next snapshot, or a replay on open, covers it
-    }, SNAPSHOT_DELAY_MS);
+      // the index stays in memory, changed; its tombstones stay; a replay on open covers a snapshot never written
+      this.text.snapshot(tenantId, datasetId).catch((err) => {
+        logProblem('text_snapshot_failed', err, { tenant_id: tenantId, dataset_id: datasetId });
+        if (!this.closing && !this.snapshotTimers.has(key)) this.scheduleSnapshot(tenantId, datasetId, SNAPSHOT_RETRY_MS);
+      });
+    }, delayMs);
     timer.unref();
     this.snapshotTimers.set(key, timer);
   }
@@ -180,10 +188,12 @@ export class Engine {
    * in hand finish, and the rest wait in the queue for the next open.
    */
   async close(opts: { drain?: boolean } = { drain: true }): Promise<void> {
+    this.closing = true;
     try {
       if (opts.drain) await this.jobs.drain();
       await this.jobs.stop();
       for (const timer of this.snapshotTimers.values()) clearTimeout(timer);
+      this.snapshotTimers.clear();
       this.semantic.close();
       // the text snapshots are written on the worker thread while DuckDB checkpoints
       await Promise.all([this.text.close(), this.sql.close()]);
