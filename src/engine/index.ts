@@ -10,7 +10,8 @@ import { Sessions } from './auth/sessions.js';
 import { BlobStore } from './blobs/store.js';
 import { Datasets } from './datasets/datasets.js';
 import { DataDeletion } from './deletion/deletion.js';
-import { Conflict, Forbidden, NotFound, Unauthenticated } from './errors.js';
+import { FreeSpace, type FloorOptions } from './diskSpace.js';
+import { Conflict, DiskFull, Forbidden, NotFound, Unauthenticated } from './errors.js';
 import { Fields } from './fields/fields.js';
 import { Ingest } from './ingest/ingest.js';
 import { JobQueue } from './jobs/queue.js';
@@ -34,7 +35,13 @@ const SNAPSHOT_DELAY_MS = 2000;
 /** A snapshot that could not be written (a full disk) is tried again this much later; the index stays in memory meanwhile. */
 const SNAPSHOT_RETRY_MS = 60_000;
 
-export interface OpenOptions extends StoreOptions {
+/** A rejection handler that logs a DiskFull and lets the caller go on; any other error is thrown again. */
+const unlessDiskFull = (event: string) => (err: unknown) => {
+  if (!(err instanceof DiskFull)) throw err;
+  logProblem(event, err);
+};
+
+export interface OpenOptions extends StoreOptions, FloorOptions {
   /** how long to wait for another process holding the data dir */
   lockWaitMs?: number;
   /** a long-running process (the server): it also takes periodic upkeep jobs such as retention */
@@ -69,6 +76,7 @@ export class Engine {
 
   private constructor(readonly dataDir: string, private readonly store: Store, secret: Buffer, private readonly unlock: () => void, opts: OpenOptions = {}) {
     const blobs = new BlobStore(dataDir);
+    const space = new FreeSpace(dataDir, opts);
     this.directory = new Directory(store);
     this.sessions = new Sessions(secret);
     this.tokenCache = new TokenCache();
@@ -77,7 +85,7 @@ export class Engine {
     this.ingestTokens = new IngestTokens(store, this.tokenCache);
     this.sources = new Sources(store, this.ingestTokens);
     this.text = new TextIndexes(store, dataDir, (t, d) => this.sources.searchConfig(t, d));
-    this.jobs = new JobQueue(store);
+    this.jobs = new JobQueue(store, space);
     this.tenants = new PlatformTenants(store, dataDir, this.directory, this.keys, this.text, (t) => this.sql.dropTenant(t));
     this.datasets = new Datasets(store, this.sources, (t, d) => this.semantic.indexes.ready(t, d));
     const runs = new Runs(store);
@@ -95,10 +103,11 @@ export class Engine {
     const unlock = await lockDataDir(dataDir, opts.lockWaitMs ?? 30_000);
     try {
       const engine = new Engine(dataDir, openStore(dataDir, opts), loadSecret(dataDir), unlock, opts);
-      await dropStoredHandles(engine.store, engine.directory.tenants().map((t) => t.tenant_id));
+      // on a full disk the server still starts, to serve reads: what it could not write waits for the next start
+      await dropStoredHandles(engine.store, engine.directory.tenants().map((t) => t.tenant_id)).catch(unlessDiskFull('stored_handles_not_dropped'));
       await engine.jobs.start({ background: opts.background });
       if (opts.background) {
-        await engine.retention.schedule(Date.now() + RETENTION_EVERY_MS);
+        await engine.retention.schedule(Date.now() + RETENTION_EVERY_MS).catch(unlessDiskFull('retention_not_scheduled'));
         new BlobStore(dataDir).sweepTemp(); // objects a killed process was writing
         engine.loadTextIndexes();
       }
