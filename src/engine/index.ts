@@ -89,9 +89,9 @@ export class Engine {
     this.tenants = new PlatformTenants(store, dataDir, this.directory, this.keys, this.text, (t) => this.sql.dropTenant(t));
     this.datasets = new Datasets(store, this.sources, (t, d) => this.semantic.indexes.ready(t, d));
     const runs = new Runs(store);
-    this.ingest = new Ingest(store, this.datasets, this.sources, runs, blobs, this.text, this.jobs, (t, d) => this.scheduleSnapshot(t, d));
+    this.ingest = new Ingest(store, this.datasets, this.sources, runs, blobs, this.text, this.jobs, space, (t, d) => this.scheduleSnapshot(t, d));
     this.sql = new Sql(store, dataDir, this.datasets, this.jobs, this.ingest, (t) => Boolean(this.directory.tenant(t)));
-    this.uploads = new Uploads(store, blobs, secret, this.ingest, this.jobs);
+    this.uploads = new Uploads(store, blobs, secret, this.ingest, this.jobs, space);
     this.retention = new Retention(store, this.jobs, this.directory, this.datasets, this.sources, this.text);
     this.deletion = new DataDeletion(store, this.jobs, this.datasets, this.sources, runs, blobs, this.text, this.sql.indexes);
     this.semantic = new Semantic(store, dataDir, this.datasets, this.sources, this.jobs, this.ingest, opts.semantic);
