@@ -19,6 +19,7 @@ import { Runs } from './ingest/runs.js';
 import { lockDataDir } from './lock.js';
 import { logProblem } from './log.js';
 import { PlatformTenants } from './platform/tenants.js';
+import { makePrivate } from './privateDir.js';
 import { Retention, RETENTION_EVERY_MS } from './retention/retention.js';
 import { dropStoredHandles, SearchHandles } from './search/handles.js';
 import { Search } from './search/search.js';
@@ -100,6 +101,7 @@ export class Engine {
   }
 
   static async open(dataDir: string, opts: OpenOptions = {}): Promise<Engine> {
+    makePrivate(dataDir);
     const unlock = await lockDataDir(dataDir, opts.lockWaitMs ?? 30_000);
     try {
       const engine = new Engine(dataDir, openStore(dataDir, opts), loadSecret(dataDir), unlock, opts);
