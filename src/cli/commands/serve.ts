@@ -3,6 +3,8 @@ import { Engine } from '../../engine/index.js';
 import { writeServerInfo } from '../../engine/serverInfo.js';
 import { dataDirOf, type GlobalOptions } from '../connect.js';
 
+const LOCK_WAIT_MS = 5000;
+
 export function serveCommand(program: Command): void {
   program
     .command('serve')
@@ -20,7 +22,8 @@ export function serveCommand(program: Command): void {
       ]);
       const publicUrl = process.env.SVC_PUBLIC_URL ? parsePublicUrl(process.env.SVC_PUBLIC_URL) : undefined;
       const rateLimit = rateLimitFromEnv(process.env.SVC_RATE_LIMIT);
-      const engine = await Engine.open(dataDir, { lockWaitMs: 0, background: true });
+      // a few seconds for a holder on its way out (a restart right after a kill); a live server is not waited for long
+      const engine = await Engine.open(dataDir, { lockWaitMs: LOCK_WAIT_MS, background: true });
       const app = await buildApp(engine, { log: (line) => process.stdout.write(line + '\n'), publicUrl, rateLimit });
       const address = await app.listen({ host: opts.host, port: Number(opts.port) });
       const removeInfo = writeServerInfo(dataDir, address);
