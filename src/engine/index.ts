@@ -10,20 +10,23 @@ import { Sessions } from './auth/sessions.js';
 import { BlobStore } from './blobs/store.js';
 import { Datasets } from './datasets/datasets.js';
 import { DataDeletion } from './deletion/deletion.js';
-import { Conflict, Forbidden, NotFound, Unauthenticated } from './errors.js';
+import { FreeSpace, type FloorOptions } from './diskSpace.js';
+import { Conflict, DiskFull, Forbidden, NotFound, Unauthenticated } from './errors.js';
 import { Fields } from './fields/fields.js';
 import { Ingest } from './ingest/ingest.js';
 import { JobQueue } from './jobs/queue.js';
 import { Runs } from './ingest/runs.js';
 import { lockDataDir } from './lock.js';
+import { logProblem } from './log.js';
 import { PlatformTenants } from './platform/tenants.js';
+import { makePrivate } from './privateDir.js';
 import { Retention, RETENTION_EVERY_MS } from './retention/retention.js';
 import { dropStoredHandles, SearchHandles } from './search/handles.js';
 import { Search } from './search/search.js';
 import { Sources } from './sources/sources.js';
 import { loadDuckDB } from './sql/duckdb.js';
 import { Sql } from './sql/sql.js';
-import { openStore, type Store } from './store/db.js';
+import { openStore, type Store, type StoreOptions } from './store/db.js';
 import { TextIndexes } from './text/textIndexes.js';
 import { Semantic, type SemanticOptions } from './vector/semantic.js';
 import { Uploads } from './uploads/uploads.js';
@@ -31,8 +34,16 @@ import { Uploads } from './uploads/uploads.js';
 export const DEFAULT_SESSION_TTL = 24 * 3600;
 /** How long after the last ingest of a dataset its text index is written to disk. */
 const SNAPSHOT_DELAY_MS = 2000;
+/** A snapshot that could not be written (a full disk) is tried again this much later; the index stays in memory meanwhile. */
+const SNAPSHOT_RETRY_MS = 60_000;
 
-export interface OpenOptions {
+/** A rejection handler that logs a DiskFull and lets the caller go on; any other error is thrown again. */
+const unlessDiskFull = (event: string) => (err: unknown) => {
+  if (!(err instanceof DiskFull)) throw err;
+  logProblem(event, err);
+};
+
+export interface OpenOptions extends StoreOptions, FloorOptions {
   /** how long to wait for another process holding the data dir */
   lockWaitMs?: number;
   /** a long-running process (the server): it also takes periodic upkeep jobs such as retention */
@@ -63,9 +74,11 @@ export class Engine {
   readonly sql: Sql;
   private readonly text: TextIndexes;
   private readonly snapshotTimers = new Map<string, NodeJS.Timeout>();
+  private closing = false;
 
   private constructor(readonly dataDir: string, private readonly store: Store, secret: Buffer, private readonly unlock: () => void, opts: OpenOptions = {}) {
     const blobs = new BlobStore(dataDir);
+    const space = new FreeSpace(dataDir, opts);
     this.directory = new Directory(store);
     this.sessions = new Sessions(secret);
     this.tokenCache = new TokenCache();
@@ -74,13 +87,13 @@ export class Engine {
     this.ingestTokens = new IngestTokens(store, this.tokenCache);
     this.sources = new Sources(store, this.ingestTokens);
     this.text = new TextIndexes(store, dataDir, (t, d) => this.sources.searchConfig(t, d));
-    this.jobs = new JobQueue(store);
+    this.jobs = new JobQueue(store, space);
     this.tenants = new PlatformTenants(store, dataDir, this.directory, this.keys, this.text, (t) => this.sql.dropTenant(t));
     this.datasets = new Datasets(store, this.sources, (t, d) => this.semantic.indexes.ready(t, d));
     const runs = new Runs(store);
-    this.ingest = new Ingest(store, this.datasets, this.sources, runs, blobs, this.text, this.jobs, (t, d) => this.scheduleSnapshot(t, d));
+    this.ingest = new Ingest(store, this.datasets, this.sources, runs, blobs, this.text, this.jobs, space, (t, d) => this.scheduleSnapshot(t, d));
     this.sql = new Sql(store, dataDir, this.datasets, this.jobs, this.ingest, (t) => Boolean(this.directory.tenant(t)));
-    this.uploads = new Uploads(store, blobs, secret, this.ingest, this.jobs);
+    this.uploads = new Uploads(store, blobs, secret, this.ingest, this.jobs, space);
     this.retention = new Retention(store, this.jobs, this.directory, this.datasets, this.sources, this.text);
     this.deletion = new DataDeletion(store, this.jobs, this.datasets, this.sources, runs, blobs, this.text, this.sql.indexes);
     this.semantic = new Semantic(store, dataDir, this.datasets, this.sources, this.jobs, this.ingest, opts.semantic);
@@ -89,13 +102,15 @@ export class Engine {
   }
 
   static async open(dataDir: string, opts: OpenOptions = {}): Promise<Engine> {
+    makePrivate(dataDir);
     const unlock = await lockDataDir(dataDir, opts.lockWaitMs ?? 30_000);
     try {
-      const engine = new Engine(dataDir, openStore(dataDir), loadSecret(dataDir), unlock, opts);
-      await dropStoredHandles(engine.store, engine.directory.tenants().map((t) => t.tenant_id));
+      const engine = new Engine(dataDir, openStore(dataDir, opts), loadSecret(dataDir), unlock, opts);
+      // on a full disk the server still starts, to serve reads: what it could not write waits for the next start
+      await dropStoredHandles(engine.store, engine.directory.tenants().map((t) => t.tenant_id)).catch(unlessDiskFull('stored_handles_not_dropped'));
       await engine.jobs.start({ background: opts.background });
       if (opts.background) {
-        await engine.retention.schedule(Date.now() + RETENTION_EVERY_MS);
+        await engine.retention.schedule(Date.now() + RETENTION_EVERY_MS).catch(unlessDiskFull('retention_not_scheduled'));
         new BlobStore(dataDir).sweepTemp(); // objects a killed process was writing
         engine.loadTextIndexes();
         // a server loads now what a local command loads on first use: a first request must not stall the others
@@ -166,13 +181,17 @@ export class Engine {
     return this.directory.callerIn(this.directory.firstAdmin(tenant.tenant_id), tenant.tenant_id);
   }
 
-  private scheduleSnapshot(tenantId: string, datasetId: string): void {
+  private scheduleSnapshot(tenantId: string, datasetId: string, delayMs = SNAPSHOT_DELAY_MS): void {
     const key = `${tenantId}/${datasetId}`;
     clearTimeout(this.snapshotTimers.get(key));
     const timer = setTimeout(() => {
       this.snapshotTimers.delete(key);
-      this.text.snapshot(tenantId, datasetId).catch(() => {}); // its tombstones stay; the next snapshot, or a replay on open, covers it
-    }, SNAPSHOT_DELAY_MS);
+      // the index stays in memory, changed; its tombstones stay; a replay on open covers a snapshot never written
+      this.text.snapshot(tenantId, datasetId).catch((err) => {
+        logProblem('text_snapshot_failed', err, { tenant_id: tenantId, dataset_id: datasetId });
+        if (!this.closing && !this.snapshotTimers.has(key)) this.scheduleSnapshot(tenantId, datasetId, SNAPSHOT_RETRY_MS);
+      });
+    }, delayMs);
     timer.unref();
     this.snapshotTimers.set(key, timer);
   }
@@ -183,10 +202,12 @@ export class Engine {
    * in hand finish, and the rest wait in the queue for the next open.
    */
   async close(opts: { drain?: boolean } = { drain: true }): Promise<void> {
+    this.closing = true;
     try {
       if (opts.drain) await this.jobs.drain();
       await this.jobs.stop();
       for (const timer of this.snapshotTimers.values()) clearTimeout(timer);
+      this.snapshotTimers.clear();
       this.semantic.close();
       // the text snapshots are written on the worker thread while DuckDB checkpoints
       await Promise.all([this.text.close(), this.sql.close()]);

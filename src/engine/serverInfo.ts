@@ -1,16 +1,28 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isDiskError } from './diskErrors.js';
 import { pidAlive } from './lock.js';
+import { logProblem } from './log.js';
 
 export interface ServerInfo { pid: number; url: string; started_at: string }
 
 const file = (dataDir: string) => join(dataDir, 'server.json');
 
-/** Tells local commands that a server holds this data dir and where it listens. */
+/**
+ * Tells local commands that a server holds this data dir and where it listens. On a full disk the
+ * server serves all the same: local commands then find the data dir locked, and say it is in use.
+ */
 export function writeServerInfo(dataDir: string, url: string): () => void {
   const info: ServerInfo = { pid: process.pid, url, started_at: new Date().toISOString() };
-  writeFileSync(file(dataDir), JSON.stringify(info) + '\n', { mode: 0o600 });
-  return () => rmSync(file(dataDir), { force: true });
+  const remove = () => rmSync(file(dataDir), { force: true });
+  try {
+    writeFileSync(file(dataDir), JSON.stringify(info) + '\n', { mode: 0o600 });
+  } catch (err) {
+    remove();
+    if (!isDiskError(err)) throw err;
+    logProblem('server_info_not_written', err);
+  }
+  return remove;
 }
 
 /** The server holding this data dir, if one is alive. */

@@ -33,11 +33,16 @@ export function init(dataDir: string): { tenant_id: string; user_id: string; tok
   return r.json();
 }
 
-export interface Server { url: string; proc: ChildProcess; stop: () => Promise<void>; logs: () => string }
+export interface Server { url: string; proc: ChildProcess; stop: () => Promise<void>; logs: () => string; stderr: () => string }
 
-/** `svc serve` on a free loopback port, for the duration of a test file. */
-export async function serve(dataDir: string): Promise<Server> {
-  const proc = spawn(process.execPath, [SVC, 'serve', '--port', '0'], { env: { ...process.env, SVC_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `svc serve` on a free loopback port, for the duration of a test file; `env` adds to the environment. */
+export async function serve(dataDir: string, opts: { env?: Record<string, string> } = {}): Promise<Server> {
+  const proc = spawn(process.execPath, [SVC, 'serve', '--port', '0'], { env: { ...process.env, SVC_DATA_DIR: dataDir, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return served(proc);
+}
+
+/** A process that runs `svc serve` (perhaps inside a wrapper): resolves once it says where it listens. */
+export async function served(proc: ChildProcess): Promise<Server> {
   let stdout = '';
   let stderr = '';
   proc.stdout!.on('data', (d) => (stdout += d));
@@ -53,9 +58,10 @@ export async function serve(dataDir: string): Promise<Server> {
     url,
     proc,
     logs: () => stdout,
+    stderr: () => stderr,
     stop: () =>
       new Promise<void>((ok) => {
-        if (proc.exitCode !== null) return ok();
+        if (proc.exitCode !== null || proc.signalCode !== null) return ok();
         proc.on('exit', () => ok());
         proc.kill('SIGTERM');
       }),

@@ -1,7 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ApiKey, PlatformKey } from '../../api/identity.js';
-import { Conflict, NotFound, Unauthenticated } from '../errors.js';
+import { Conflict, DiskFull, NotFound, Unauthenticated } from '../errors.js';
 import { now } from '../ids.js';
+import { logProblem } from '../log.js';
 import { SYSTEM, scanPrefix, type Store } from '../store/db.js';
 import type { Principal, Role } from './caller.js';
 import type { TokenCache } from './tokenCache.js';
@@ -106,10 +107,15 @@ export class Keys {
     const last = this.lastUsedWritten.get(key.key_id) ?? 0;
     if (Date.now() - last < LAST_USED_RESOLUTION_MS) return;
     this.lastUsedWritten.set(key.key_id, Date.now());
-    void this.store.meta.transaction(() => {
-      const fresh: KeyState | undefined = this.store.meta.get([SYSTEM, 'key', key.key_id]);
-      if (fresh) this.store.meta.put([SYSTEM, 'key', key.key_id], { ...fresh, last_used_at: now() });
-    });
+    // written in the background, as a search is answered: a key in use on a full disk still works
+    this.store.meta
+      .transaction(() => {
+        const fresh: KeyState | undefined = this.store.meta.get([SYSTEM, 'key', key.key_id]);
+        if (fresh) this.store.meta.put([SYSTEM, 'key', key.key_id], { ...fresh, last_used_at: now() });
+      })
+      .catch((err) => {
+        if (!(err instanceof DiskFull)) logProblem('last_used_not_written', err, { key_id: key.key_id });
+      });
   }
 
   /** Removes every key of a tenant; call inside a write transaction. */

@@ -3,6 +3,7 @@ import { createReadStream, createWriteStream, mkdirSync, renameSync, rmSync } fr
 import { dirname, join, resolve, sep } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { asDiskFull, diskWriteSync } from '../diskErrors.js';
 import { Invalid, Refused } from '../errors.js';
 import { newTempFile, sweepTempFiles, TEMP_DIR } from './tempFiles.js';
 
@@ -60,8 +61,10 @@ export class BlobStore {
   /** Streams `input` into the object, hashing as it goes; the etag is the md5 hex of the bytes. */
   async put(tenantId: string, bucket: string, key: string, input: AsyncIterable<Buffer> | NodeJS.ReadableStream, maxBytes = Infinity): Promise<StoredBlob> {
     const path = this.path(tenantId, bucket, key);
-    mkdirSync(dirname(path), { recursive: true });
-    const tmp = newTempFile(join(this.root, tenantId));
+    const tmp = diskWriteSync('an object', () => {
+      mkdirSync(dirname(path), { recursive: true });
+      return newTempFile(join(this.root, tenantId));
+    });
     const md5 = createHash('md5');
     let size = 0;
     const meter = new Transform({
@@ -77,7 +80,7 @@ export class BlobStore {
       renameSync(tmp, path);
     } catch (err) {
       rmSync(tmp, { force: true });
-      throw err;
+      throw asDiskFull(err, 'an object');
     }
     return { bucket, key, etag: md5.digest('hex'), size };
   }

@@ -4,7 +4,8 @@ import type { Caller } from '../auth/caller.js';
 import { newObjectKey } from '../blobs/objectKey.js';
 import type { BlobStore } from '../blobs/store.js';
 import type { Datasets } from '../datasets/datasets.js';
-import { Conflict, NotFound } from '../errors.js';
+import type { FreeSpace } from '../diskSpace.js';
+import { Conflict, DiskFull, NotFound } from '../errors.js';
 import { Permanent, type JobQueue, type JobState } from '../jobs/queue.js';
 import { now } from '../ids.js';
 import { INGEST_FORMATS, type IngestFormat } from '../records.js';
@@ -13,7 +14,7 @@ import type { Source } from '../../api/sources.js';
 import type { Store } from '../store/db.js';
 import type { TextIndexes } from '../text/textIndexes.js';
 import { batches, pipelineBatches } from './pipeline.js';
-import { isTerminalRun, newRun, publicRun, Runs, type RunState } from './runs.js';
+import { isTerminalRun, newRun, publicRun, Runs, waitsForSpace, type RunState } from './runs.js';
 import { commitBatch } from './writer.js';
 
 /** Largest object one ingest accepts. */
@@ -49,6 +50,7 @@ export class Ingest {
     private readonly blobs: BlobStore,
     private readonly text: TextIndexes,
     private readonly jobs: JobQueue,
+    private readonly space: FreeSpace,
     private readonly onIndexed: (tenantId: string, datasetId: string) => void,
   ) {
     jobs.register(INGEST_JOB, {
@@ -71,9 +73,15 @@ export class Ingest {
   /** Stores the object and queues its run. */
   async submit(caller: Caller, input: AsyncIterable<Buffer>, opts: IngestOptions & { dataset_id?: string; source_key?: string }): Promise<IngestRun> {
     const source = this.source(caller.tenant_id, opts);
+    this.space.check('ingest');
     const key = newObjectKey(source.source_key, opts.filename);
     const blob = await this.blobs.put(caller.tenant_id, source.bucket, key, input, MAX_OBJECT_BYTES);
-    return this.startFromObject(caller, source, { key, etag: blob.etag, input_kind: 'stream' }, opts);
+    try {
+      return await this.startFromObject(caller, source, { key, etag: blob.etag, input_kind: 'stream' }, opts);
+    } catch (err) {
+      this.blobs.remove(caller.tenant_id, source.bucket, key); // no run will read it: the sender is told to send it again
+      throw err;
+    }
   }
 
   /** Queues a run over an object already in the blob store (a stream just stored, or a completed upload). */
@@ -98,10 +106,11 @@ export class Ingest {
     return this.runs.list(caller.tenant_id, filter).map(publicRun);
   }
 
-  /** Resolves once the run is ready or failed. */
+  /** Resolves once the run is ready or failed (one that failed for want of space waits in the queue, not here). */
   async wait(caller: Caller, runId: string): Promise<IngestRun> {
-    const run = this.runs.state(caller.tenant_id, runId);
-    if (run.job_id && !isTerminalRun(run)) await this.jobs.settled(caller.tenant_id, run.job_id);
+    const t = caller.tenant_id;
+    const run = this.runs.state(t, runId);
+    if (run.job_id && !isTerminalRun(run)) await this.jobs.settled(t, run.job_id, () => isTerminalRun(this.runs.state(t, runId)));
     return this.get(caller, runId);
   }
 
@@ -109,27 +118,51 @@ export class Ingest {
   async retry(caller: Caller, runId: string): Promise<IngestRun> {
     const run = this.runs.state(caller.tenant_id, runId);
     if (run.status !== 'failed' || !run.lifecycle.repairable) throw new Conflict(`ingest run '${runId}' is ${run.status}${run.status === 'failed' ? ' and not repairable' : ''}: nothing to retry`);
+    if (waitsForSpace(run)) this.space.check('the retry');
     Object.assign(run, { status: 'queued', error_code: null, error_message: null, failed_at: null, completed_at: null, queued_at: now() });
     run.lifecycle = { state: 'queued', repairable: false, reasons: [] };
-    await this.schedule(run);
+    // a run waiting for space has its job still queued: that job runs now
+    if (run.job_id && (await this.jobs.dueNow(run.tenant_id, run.job_id))) this.runs.put(run);
+    else await this.schedule(run);
     return publicRun(run);
   }
 
   private async schedule(run: RunState): Promise<void> {
     const job = await this.jobs.enqueue(run.tenant_id, 'ingest', { ingest_run_id: run.ingest_run_id, dataset_id: run.dataset_id });
     run.job_id = job.job_id;
-    this.runs.put(run);
+    try {
+      this.runs.put(run);
+    } catch (err) {
+      // a run that could not be stored (a full disk) is refused: its job must not go looking for it
+      await this.jobs.cancel(run.tenant_id, job.job_id).catch(() => undefined);
+      throw err;
+    }
   }
 
   private async runJob(job: JobState): Promise<Record<string, unknown>> {
     const run = this.runs.state(job.tenant_id, String(job.payload.ingest_run_id));
-    if (isTerminalRun(run)) return { status: run.status };
+    if (isTerminalRun(run) && !waitsForSpace(run)) return { status: run.status };
+    if (waitsForSpace(run)) {
+      Object.assign(run, { status: 'queued', error_code: null, error_message: null, failed_at: null, completed_at: null });
+      run.lifecycle = { state: 'queued', repairable: false, reasons: [] };
+    }
     try {
       await this.process(run);
     } catch (err) {
+      // what the store holds, not `run`: a batch whose commit failed counted itself in `run` already
+      let stored: RunState;
+      try {
+        stored = this.runs.committed(run.tenant_id, run.ingest_run_id);
+      } catch {
+        throw err; // the run went with its dataset
+      }
+      if (err instanceof DiskFull) {
+        this.fail(stored, 'disk_full', err.message, true);
+        throw err; // the job waits for space, then resumes the run after its last committed line
+      }
       const last = job.attempts >= job.max_attempts;
-      if (last) this.fail(run, 'ingest_error', (err as Error).message, true);
-      else this.runs.put(Object.assign(run, { status: 'queued', lifecycle: { state: 'queued', repairable: true, reasons: [`attempt ${job.attempts} failed: ${(err as Error).message}`] } }));
+      if (last) this.fail(stored, 'ingest_error', (err as Error).message, true);
+      else this.save(Object.assign(stored, { status: 'queued', lifecycle: { state: 'queued', repairable: true, reasons: [`attempt ${job.attempts} failed: ${(err as Error).message}`] } }));
       throw err;
     }
     if (run.status === 'failed') throw new Permanent(`${run.error_code}: ${run.error_message}`);
@@ -150,7 +183,10 @@ export class Ingest {
       }
       await pipelineBatches(
         batches(this.blobs.read(t, run.bucket, run.key), run, source.source_key),
-        (batch) => commitBatch(this.store, run, batch),
+        async (batch) => {
+          this.space.check('ingest'); // a run stops at the floor, before the disk fills
+          return commitBatch(this.store, run, batch);
+        },
         // a failed add is made up for by the catch-up below, which reads the store
         (batch, added) => this.text.add(t, run.dataset_id, added).then(() => void (run.documents.index_committed += batch.records.length), () => {}),
       );
@@ -193,10 +229,15 @@ export class Ingest {
     const at = now();
     Object.assign(run, { status: 'failed', error_code: code, error_message: message, failed_at: at, completed_at: at });
     run.lifecycle = { state: 'failed', repairable, reasons: [message] };
+    this.save(run);
+  }
+
+  /** Stores a run's state on its way out of a job; on a full disk readers still see it (see Runs.put). */
+  private save(run: RunState): void {
     try {
       this.runs.put(run);
     } catch {
-      // the dataset and its runs may be gone; nothing left to record
+      // the dataset and its runs may be gone, or the disk full: nothing more can be recorded now
     }
   }
 }

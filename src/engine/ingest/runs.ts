@@ -1,5 +1,5 @@
 import type { IngestRun } from '../../api/ingest.js';
-import { NotFound } from '../errors.js';
+import { DiskFull, NotFound } from '../errors.js';
 import { newId, now } from '../ids.js';
 import type { IngestFormat, TransformConfig } from '../records.js';
 import { scanPrefix, type Store } from '../store/db.js';
@@ -65,10 +65,26 @@ export function publicRun(run: RunState): IngestRun {
   return structuredClone(pub);
 }
 
+/** A run that failed for want of disk space: its job brings it back once there is room. */
+export const waitsForSpace = (run: IngestRun) => run.status === 'failed' && run.error_code === 'disk_full';
+
 export class Runs {
+  /**
+   * Failed runs whose failure could not be stored (the disk was full), by `tenant/run`: readers see
+   * it — a run that failed for want of space says so — until a later write of the run succeeds.
+   */
+  private readonly unsaved = new Map<string, RunState>();
+
   constructor(private readonly store: Store) {}
 
   state(tenantId: string, runId: string): RunState {
+    const unsaved = this.unsaved.get(`${tenantId}/${runId}`);
+    if (unsaved) return structuredClone(unsaved);
+    return this.committed(tenantId, runId);
+  }
+
+  /** The run as the store holds it: counters of committed batches only. */
+  committed(tenantId: string, runId: string): RunState {
     const run = this.store.meta.get([tenantId, 'run', runId]);
     if (!run) throw new NotFound(`ingest run '${runId}' not found`);
     return run;
@@ -77,14 +93,22 @@ export class Runs {
   /** Stores the run, unless its dataset is gone (deleted while the run went on). */
   put(run: RunState): void {
     run.updated_at = now();
-    this.store.meta.transactionSync(() => {
-      if (this.store.meta.get([run.tenant_id, 'dataset', run.dataset_id])) this.store.meta.put([run.tenant_id, 'run', run.ingest_run_id], run);
-    });
+    const key = `${run.tenant_id}/${run.ingest_run_id}`;
+    try {
+      this.store.meta.transactionSync(() => {
+        if (this.store.meta.get([run.tenant_id, 'dataset', run.dataset_id])) this.store.meta.put([run.tenant_id, 'run', run.ingest_run_id], run);
+      });
+    } catch (err) {
+      if (err instanceof DiskFull && run.status === 'failed') this.unsaved.set(key, structuredClone(run));
+      throw err;
+    }
+    this.unsaved.delete(key);
   }
 
   list(tenantId: string, filter: { dataset_id?: string; source_id?: number; status?: string; limit?: number }): RunState[] {
     const out: RunState[] = [];
-    for (const { value } of scanPrefix<RunState>(this.store.meta, [tenantId, 'run'], { reverse: true })) {
+    for (let { value } of scanPrefix<RunState>(this.store.meta, [tenantId, 'run'], { reverse: true })) {
+      value = this.unsaved.get(`${tenantId}/${value.ingest_run_id}`) ?? value;
       if (filter.dataset_id !== undefined && value.dataset_id !== filter.dataset_id) continue;
       if (filter.source_id !== undefined && value.source_id !== filter.source_id) continue;
       if (filter.status !== undefined && value.status !== filter.status) continue;

@@ -1,12 +1,18 @@
 import { EventEmitter } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Job, JobListQuery } from '../../api/jobs.js';
-import { Conflict, NotFound } from '../errors.js';
+import type { FreeSpace } from '../diskSpace.js';
+import { Conflict, DiskFull, NotFound } from '../errors.js';
 import { newId, now } from '../ids.js';
+import { logProblem } from '../log.js';
 import { SYSTEM, scanPrefix, type Store } from '../store/db.js';
+import { DiskWaits } from './diskWaits.js';
 
 export interface JobState extends Job {
   lease_owner: string | null;
   lease_expires_at: string | null;
+  /** how many times in a row the job met a full disk: it waits for space without using up its attempts */
+  disk_waits?: number;
 }
 
 /** Thrown by a handler when trying again cannot help: the job fails at once. */
@@ -34,7 +40,11 @@ const LEASE_MS = 60_000;
 const POLL_MS = 200;
 const BACKOFF_BASE_MS = 1000;
 const BACKOFF_MAX_MS = 5 * 60_000;
+/** A job, or the queue itself, that met a full disk tries again after 1 s, 2 s, … up to a minute (sooner when space returns). */
+const DISK_BACKOFF_MAX_MS = 60_000;
 const CONCURRENCY = 2;
+
+export const diskBackoffMs = (waits: number) => Math.min(DISK_BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, waits - 1));
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 export const isTerminal = (status: string) => TERMINAL.has(status);
@@ -55,9 +65,17 @@ export class JobQueue {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private background = false;
+  /** aborts the waits of a stopping queue */
+  private halt = new AbortController();
+  /** jobs taken over from a dead process, when the disk was too full to record it at start */
+  private adoptLater = false;
+  /** failures in a row of the queue's own writes (leases): the next tick waits accordingly */
+  private queueFailures = 0;
+  private readonly diskWaits: DiskWaits;
 
-  constructor(private readonly store: Store) {
+  constructor(private readonly store: Store, readonly space: FreeSpace) {
     this.events.setMaxListeners(0);
+    this.diskWaits = new DiskWaits(store, space);
   }
 
   /** Whether a job of this type is running in this process. */
@@ -131,15 +149,22 @@ export class JobQueue {
     return job;
   }
 
-  /** Resolves with the job once it has ended. */
-  async settled(tenantId: string, jobId: string): Promise<JobState> {
+  /** Resolves with the job once it has ended, or once `until` says the waiting is over. */
+  async settled(tenantId: string, jobId: string, until?: () => boolean): Promise<JobState> {
     const job = this.get(tenantId, jobId);
-    if (isTerminal(job.status)) return job;
-    return new Promise((resolve) => {
+    if (isTerminal(job.status) || until?.()) return job;
+    return new Promise((resolve, reject) => {
       let deferred: Promise<void> | null = null;
       const check = () => {
-        const current = this.get(tenantId, jobId);
-        if (!isTerminal(current.status)) {
+        let current: JobState;
+        try {
+          current = this.get(tenantId, jobId);
+        } catch (err) {
+          clearInterval(poll);
+          this.events.off(jobId, check);
+          return reject(err); // gone with its tenant
+        }
+        if (!isTerminal(current.status) && !until?.()) {
           // nobody else would run it: the one waiting does
           if (!deferred && !this.background && this.kinds.get(current.type)?.background) {
             deferred = this.runDeferred((j) => j.job_id === jobId)
@@ -159,28 +184,62 @@ export class JobQueue {
     });
   }
 
-  /** Takes up jobs orphaned by a dead process, then starts leasing (background kinds too when asked). */
+  /**
+   * Takes up jobs orphaned by a dead process, then starts leasing (background kinds too when asked).
+   * A start on a full disk still starts: what it could not record is taken up once it can be.
+   */
   async start(opts: { background?: boolean } = {}): Promise<void> {
     this.background = Boolean(opts.background);
+    try {
+      await this.adoptOrphans();
+    } catch (err) {
+      if (!(err instanceof DiskFull)) throw err;
+      logProblem('jobs_not_resumed', err);
+      this.adoptLater = true;
+    }
+    this.stopped = false;
+    this.halt = new AbortController();
+    this.wake();
+  }
+
+  /** Jobs left running by a dead process go back to the queue; jobs waiting for disk space are due at once (space may be back). */
+  private async adoptOrphans(): Promise<void> {
     await this.store.meta.transaction(() => {
       for (const tenant of [SYSTEM, ...[...scanPrefix<{ tenant_id: string }>(this.store.meta, [SYSTEM, 'tenant'])].map((e) => e.value.tenant_id)]) {
         for (const { value: job } of scanPrefix<JobState>(this.store.meta, [tenant, 'job'])) {
-          if (job.status !== 'running' || job.lease_owner === this.owner) continue;
+          const orphan = job.status === 'running' && job.lease_owner !== this.owner;
+          const waiting = job.status === 'pending' && (job.disk_waits ?? 0) > 0;
+          if (!orphan && !waiting) continue;
+          if (waiting) this.store.meta.remove([SYSTEM, 'jobq', Date.parse(job.next_attempt_at!), job.job_id]);
           Object.assign(job, { status: 'pending', lease_owner: null, lease_expires_at: null, next_attempt_at: now(), updated_at: now() });
           this.store.meta.put([tenant, 'job', job.job_id], job);
           this.store.meta.put([SYSTEM, 'jobq', Date.parse(job.next_attempt_at!), job.job_id], tenant);
         }
       }
     });
-    this.stopped = false;
-    this.wake();
   }
 
   /** Stops leasing and waits for the jobs in hand to end. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.halt.abort();
     if (this.timer) clearTimeout(this.timer);
     await Promise.allSettled(this.running.values());
+  }
+
+  /** Makes a pending job due now (a retry asked for by hand); false when it is not pending. */
+  async dueNow(tenantId: string, jobId: string): Promise<boolean> {
+    const moved = await this.store.meta.transaction(() => {
+      const job: JobState | undefined = this.store.meta.get([tenantId, 'job', jobId]);
+      if (job?.status !== 'pending') return false;
+      this.store.meta.remove([SYSTEM, 'jobq', Date.parse(job.next_attempt_at!), jobId]);
+      Object.assign(job, { next_attempt_at: now(), updated_at: now() });
+      this.store.meta.put([tenantId, 'job', jobId], job);
+      this.store.meta.put([SYSTEM, 'jobq', Date.parse(job.next_attempt_at!), jobId], tenantId);
+      return true;
+    });
+    this.wake();
+    return moved;
   }
 
   /** Waits until no job is due or running in this process. */
@@ -208,20 +267,35 @@ export class JobQueue {
     this.timer = setTimeout(() => void this.tick(), 0);
   }
 
+  /** Leases what is due and starts it; never rejects: a write it could not make waits for the next tick, later each time. */
   private async tick(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    while (!this.stopped && this.running.size < CONCURRENCY) {
-      const job = await this.lease();
-      if (!job) break;
-      const done = this.run(job).finally(() => {
-        this.running.delete(job.job_id);
-        this.wake();
-      });
-      this.running.set(job.job_id, done);
+    let next = POLL_MS;
+    try {
+      if (this.adoptLater) {
+        await this.adoptOrphans();
+        this.adoptLater = false;
+      }
+      await this.diskWaits.wakeIfSpace();
+      while (!this.stopped && this.running.size < CONCURRENCY) {
+        const job = await this.lease();
+        if (!job) break;
+        const done = this.run(job)
+          .catch((err) => logProblem('job_error', err, { job_id: job.job_id, type: job.type }))
+          .finally(() => {
+            this.running.delete(job.job_id);
+            this.wake();
+          });
+        this.running.set(job.job_id, done);
+      }
+      this.queueFailures = 0;
+    } catch (err) {
+      if (this.queueFailures++ === 0) logProblem('job_queue_stalled', err);
+      next = err instanceof DiskFull ? diskBackoffMs(this.queueFailures) : Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** this.queueFailures);
     }
     if (!this.stopped && !this.timer) {
-      this.timer = setTimeout(() => void this.tick(), POLL_MS);
+      this.timer = setTimeout(() => void this.tick(), next);
       this.timer.unref();
     }
   }
@@ -285,28 +359,63 @@ export class JobQueue {
     let outcome: Partial<JobState>;
     this.runningTypes.set(job.type, (this.runningTypes.get(job.type) ?? 0) + 1);
     try {
+      // a job that met a full disk runs again only once there is room: else it waits again, cheaply
+      if ((job.disk_waits ?? 0) > 0) this.space.check(`job ${job.job_id}`);
       const result = await kind.handler(job, ctx);
-      outcome = { status: ctx.cancelled() ? 'cancelled' : 'succeeded', result: result ?? job.result, error_message: null };
+      outcome = { status: ctx.cancelled() ? 'cancelled' : 'succeeded', result: result ?? job.result, error_message: null, disk_waits: 0 };
     } catch (err) {
-      const message = (err as Error).message;
-      const retry = !(err instanceof Permanent) && !ctx.cancelled() && job.attempts < job.max_attempts;
-      outcome = retry
-        ? { status: 'pending', error_message: message, next_attempt_at: new Date(Date.now() + Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (job.attempts - 1))).toISOString() }
-        : { status: ctx.cancelled() ? 'cancelled' : 'failed', error_message: message };
+      outcome = this.failure(job, err, ctx.cancelled());
     } finally {
       if (serial) this.busyKeys.delete(serial);
       this.runningTypes.set(job.type, this.runningTypes.get(job.type)! - 1);
     }
-    const at = now();
-    const ended = await this.store.meta.transaction(() => {
-      const current: JobState | undefined = this.store.meta.get([job.tenant_id, 'job', job.job_id]);
-      if (!current) return { ...job, ...outcome } as JobState; // deleted with its tenant meanwhile
-      const next: JobState = { ...current, ...job, ...outcome, cancel_requested: current.cancel_requested, lease_owner: null, lease_expires_at: null, updated_at: at };
-      if (next.status === 'pending') this.store.meta.put([SYSTEM, 'jobq', Date.parse(next.next_attempt_at!), job.job_id], job.tenant_id);
-      else next.completed_at = at;
-      this.store.meta.put([job.tenant_id, 'job', job.job_id], next);
-      return next;
-    });
-    this.events.emit(job.job_id, ended);
+    if (outcome.disk_waits) this.diskWaits.add(job, outcome.next_attempt_at!);
+    const ended = await this.record(job, outcome);
+    if (ended) this.events.emit(job.job_id, ended);
+  }
+
+  /** What a failed attempt leads to: a wait for disk space, a retry with backoff, or the end. */
+  private failure(job: JobState, err: unknown, cancelled: boolean): Partial<JobState> {
+    const message = (err as Error).message;
+    if (err instanceof DiskFull && !cancelled) {
+      // not an attempt used up: the job is fine, the disk is not
+      const waits = (job.disk_waits ?? 0) + 1;
+      return { status: 'pending', attempts: job.attempts - 1, disk_waits: waits, error_message: message, next_attempt_at: new Date(Date.now() + diskBackoffMs(waits)).toISOString() };
+    }
+    const retry = !(err instanceof Permanent) && !cancelled && job.attempts < job.max_attempts;
+    return retry
+      ? { status: 'pending', error_message: message, disk_waits: 0, next_attempt_at: new Date(Date.now() + Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (job.attempts - 1))).toISOString() }
+      : { status: cancelled ? 'cancelled' : 'failed', error_message: message };
+  }
+
+  /**
+   * Stores how the attempt ended. On a full disk a server tries again, later each time, until it
+   * can or the queue stops; a job whose end could not be stored stays `running` in the store and is
+   * taken up again when the data dir is next opened.
+   */
+  private async record(job: JobState, outcome: Partial<JobState>): Promise<JobState | null> {
+    for (let failures = 1; ; failures++) {
+      const at = now();
+      try {
+        return await this.store.meta.transaction(() => {
+          const current: JobState | undefined = this.store.meta.get([job.tenant_id, 'job', job.job_id]);
+          if (!current) return { ...job, ...outcome } as JobState; // deleted with its tenant meanwhile
+          const next: JobState = { ...current, ...job, ...outcome, cancel_requested: current.cancel_requested, lease_owner: null, lease_expires_at: null, updated_at: at };
+          if (next.status === 'pending') this.store.meta.put([SYSTEM, 'jobq', Date.parse(next.next_attempt_at!), job.job_id], job.tenant_id);
+          else next.completed_at = at;
+          this.store.meta.put([job.tenant_id, 'job', job.job_id], next);
+          return next;
+        });
+      } catch (err) {
+        if (failures === 1) logProblem('job_outcome_not_stored', err, { job_id: job.job_id, type: job.type });
+        // a local command does not wait for space on its way out: the next open takes the job up
+        if (!(err instanceof DiskFull) || !this.background) return null;
+        try {
+          await sleep(diskBackoffMs(failures), undefined, { signal: this.halt.signal });
+        } catch {
+          return null; // stopping
+        }
+      }
+    }
   }
 }

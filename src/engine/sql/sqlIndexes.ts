@@ -1,18 +1,19 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { DatasetState } from '../datasets/datasets.js';
 import type { Datasets } from '../datasets/datasets.js';
-import { NotFound } from '../errors.js';
+import { DiskFull, NotFound } from '../errors.js';
 import type { RunState } from '../ingest/runs.js';
+import { logProblem } from '../log.js';
 import type { StoredRecord } from '../records.js';
 import { MAX_KEY, removePrefix, type Store } from '../store/db.js';
 import type { SqlLimits } from './limits.js';
 import { deleteSeqs, Loader } from './loader.js';
 import { createTableSql, fieldKey, physicalTable, publishViewSql, quote } from './schema.js';
 import { deleteTableState, mirrorKey, mirrorTableState, newTableState, saveTableState, type TableState } from './tableState.js';
-import { TenantDb } from './tenantDb.js';
+import { removeDatabase, TenantDb } from './tenantDb.js';
 
 /** Records read from LMDB at a time; the event loop gets a turn between slices. */
 const SLICE = 2000;
@@ -63,6 +64,11 @@ export class SqlIndexes {
       for (const d of [...db.tables.keys()]) if (!live.has(d)) await this.dropIn(db, t, d); // deleted while the database was closed
       for (const d of live) await this.catchUpIn(db, t, d);
     } catch (err) {
+      if (err instanceof DiskFull) {
+        // on a full disk queries answer from the tables as they are; the next ingest run catches them up
+        logProblem('sql_catch_up_deferred', err, { tenant_id: t });
+        return db;
+      }
       await db.close();
       throw err;
     }
@@ -191,7 +197,7 @@ export class SqlIndexes {
   }
 
   private removeFiles(t: string): void {
-    for (const suffix of ['', '.wal', '.tmp']) rmSync(`${this.path(t)}${suffix}`, { recursive: true, force: true });
+    removeDatabase(this.path(t));
   }
 
   /** Removes the databases of tenants that no longer exist (deleted while this process was not running). */

@@ -1,6 +1,7 @@
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
+import { asDiskFull } from '../diskErrors.js';
 import { loadDuckDB } from './duckdb.js';
 import type { SqlLimits } from './limits.js';
 import { INTERNAL_SCHEMA } from './schema.js';
@@ -28,7 +29,24 @@ export class TenantDb {
     private readonly writer: DuckDBConnection,
   ) {}
 
-  static async open(tenantId: string, path: string, limits: SqlLimits): Promise<TenantDb> {
+  /**
+   * Opens the tenant's database, creating it when missing. The file is derived from the records:
+   * one that is not a database (its creation met a full disk, say) is removed and made again, and
+   * the tables catch up from the store.
+   */
+  static async open(tenantId: string, path: string, limits: SqlLimits, again = false): Promise<TenantDb> {
+    const existed = existsSync(path);
+    try {
+      return await TenantDb.create(tenantId, path, limits);
+    } catch (err) {
+      const damaged = /not a valid DuckDB database file/i.test((err as Error).message);
+      if (!existed || damaged) removeDatabase(path); // half-made: it would never open again
+      if (damaged && !again) return TenantDb.open(tenantId, path, limits, true);
+      throw asDiskFull(err, 'the SQL index'); // opening writes too: DuckDB replays and checkpoints its log
+    }
+  }
+
+  private static async create(tenantId: string, path: string, limits: SqlLimits): Promise<TenantDb> {
     mkdirSync(dirname(path), { recursive: true });
     const { DuckDBInstance } = await loadDuckDB();
     const instance = await DuckDBInstance.create(path, {
@@ -78,7 +96,7 @@ export class TenantDb {
       } catch (err) {
         await this.writer.run('ROLLBACK').catch(() => undefined);
         await this.loadTables().catch(() => undefined);
-        throw err;
+        throw asDiskFull(err, 'the SQL index');
       }
     };
     const next = this.queue.then(run, run);
@@ -106,4 +124,9 @@ export class TenantDb {
     this.writer.closeSync();
     this.instance.closeSync();
   }
+}
+
+/** A database's files: the file itself and its write-ahead log. */
+export function removeDatabase(path: string): void {
+  for (const suffix of ['', '.wal', '.tmp']) rmSync(`${path}${suffix}`, { recursive: true, force: true });
 }

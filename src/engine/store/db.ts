@@ -1,7 +1,9 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseBytes } from '../diskSpace.js';
 import type { StoredRecord } from '../records.js';
+import { guardWrites } from './guard.js';
 
 /** Tenant id under which keys that belong to no tenant (users, token lookups) are stored. */
 export const SYSTEM = '~';
@@ -22,13 +24,26 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export function openStore(dataDir: string): Store {
+/** The map lmdb-js starts with when no size is set; it grows the map past it as the store needs. */
+const DEFAULT_MAP_SIZE = 2 ** 36;
+
+export interface StoreOptions {
+  /** the largest the store may grow to, in bytes (default: `SVC_LMDB_MAP_SIZE`, else unbounded); see guard.ts */
+  mapSize?: number;
+}
+
+export function openStore(dataDir: string, opts: StoreOptions = {}): Store {
   const path = join(dataDir, 'meta');
   mkdirSync(path, { recursive: true });
-  const env = open<any, Key>({ path, maxDbs: 8, mapSize: 2 ** 36, pageSize: 8192 });
+  const mapSize = opts.mapSize ?? (parseBytes(process.env.SVC_LMDB_MAP_SIZE) || undefined);
+  // Event-turn batching wraps the writes of an event turn in a commit promise of lmdb-js's own that
+  // nobody awaits: when that commit fails (a full disk), its rejection would end the process. Every
+  // write here that must be atomic says so with a transaction.
+  const env = open<any, Key>({ path, maxDbs: 8, mapSize: mapSize ?? DEFAULT_MAP_SIZE, pageSize: 8192, eventTurnBatching: false });
   const meta = env.openDB<any, Key>({ name: 'meta' });
   const records = env.openDB<StoredRecord, Key>({ name: 'records' });
   const ids = env.openDB<number, Key>({ name: 'ids' });
+  guardWrites(env, [meta, records, ids], mapSize);
   return { env, meta, records, ids, close: () => env.close() };
 }
 

@@ -32,4 +32,5 @@ export type TextRequest =
   | { op: 'snapshotAll' }
   | { op: 'forget'; t: string; d?: string };
 
-export type TextReply = { id: number; value: unknown } | { id: number; error: string; timeout?: true };
+/** `code` is the error's code when it has one (ENOSPC…), so that the main thread can tell a full disk. */
+export type TextReply = { id: number; value: unknown } | { id: number; error: string; code?: string | number; timeout?: true };

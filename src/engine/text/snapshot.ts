@@ -1,5 +1,5 @@
 import MiniSearch, { type Options } from 'minisearch';
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 
 /**
  * A text index on disk, in a binary layout that loads in a fraction of the time of MiniSearch's
@@ -106,16 +106,21 @@ export function writeSnapshot<M>(path: string, mini: MiniSearch<any>, meta: M): 
   const tmp = `${path}.tmp`;
   const fd = openSync(tmp, 'w');
   try {
-    writeSync(fd, prefix);
-    for (const s of sections) {
-      writeSync(fd, s);
-      if (pad8(s.length) > s.length) writeSync(fd, Buffer.alloc(pad8(s.length) - s.length));
+    try {
+      writeSync(fd, prefix);
+      for (const s of sections) {
+        writeSync(fd, s);
+        if (pad8(s.length) > s.length) writeSync(fd, Buffer.alloc(pad8(s.length) - s.length));
+      }
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
     }
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    renameSync(tmp, path);
+  } catch (err) {
+    rmSync(tmp, { force: true }); // a half-written copy would only hold on to the space that ran out
+    throw err;
   }
-  renameSync(tmp, path);
 }
 
 /** Reads a snapshot into a MiniSearch with `options`; null when the file is not one (an older format). */

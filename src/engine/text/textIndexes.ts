@@ -2,7 +2,9 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { SearchConfig } from '../../api/sources.js';
+import { asDiskFull } from '../diskErrors.js';
 import { Unavailable } from '../errors.js';
+import { logProblem } from '../log.js';
 import type { StoredRecord } from '../records.js';
 import type { Store } from '../store/db.js';
 import { searchTimeout } from '../search/deadline.js';
@@ -72,8 +74,12 @@ export class TextIndexes {
   async close(): Promise<void> {
     if (!this.worker) return;
     try {
-      const written = await this.call<{ t: string; d: string; gone: number[] }[]>({ op: 'snapshotAll' });
-      for (const { t, d, gone } of written) await this.removeTombstones(t, d, gone);
+      const written = await this.call<{ t: string; d: string; gone: number[]; error?: string }[]>({ op: 'snapshotAll' });
+      for (const { t, d, gone, error } of written) {
+        if (error) logProblem('text_snapshot_failed', new Error(error), { tenant_id: t, dataset_id: d });
+        // tombstones a snapshot made unnecessary: harmless when they stay (the next snapshot removes them)
+        else await this.removeTombstones(t, d, gone).catch((err) => logProblem('tombstones_not_removed', err, { tenant_id: t, dataset_id: d }));
+      }
     } finally {
       const worker = this.worker;
       this.worker = null;
@@ -108,7 +114,7 @@ export class TextIndexes {
       const waiting = this.waiting.get(reply.id);
       this.waiting.delete(reply.id);
       if (this.waiting.size === 0) worker.unref();
-      if ('error' in reply) waiting?.reject(reply.timeout ? searchTimeout(waiting.timeoutMs ?? 0) : new Error(`text index: ${reply.error}`));
+      if ('error' in reply) waiting?.reject(reply.timeout ? searchTimeout(waiting.timeoutMs ?? 0) : (asDiskFull(Object.assign(new Error(`text index: ${reply.error}`), { code: reply.code }), 'a text index') as Error));
       else waiting?.resolve(reply.value);
     });
     worker.on('error', (err) => this.lost(worker, err));

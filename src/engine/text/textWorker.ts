@@ -28,13 +28,14 @@ function index({ t, d, config }: Target): TextIndex {
 }
 
 /** Writes every open index that changed; one that cannot be written does not keep the others from it. */
-function snapshotAll(): { t: string; d: string; gone: number[] }[] {
+function snapshotAll(): { t: string; d: string; gone: number[]; error?: string }[] {
   const written = [];
   for (const { index: idx } of open.values()) {
     try {
       written.push({ t: idx.tenantId, d: idx.datasetId, gone: idx.snapshot() });
-    } catch {
+    } catch (err) {
       // its tombstones stay, and it is replayed from the store when next opened
+      written.push({ t: idx.tenantId, d: idx.datasetId, gone: [], error: (err as Error).message });
     }
   }
   return written;
@@ -66,8 +67,10 @@ parentPort!.on('message', ({ id, req }: { id: number; req: TextRequest }) => {
     const transfer = req.op === 'search' ? [(value as TextResult).seqs.buffer, (value as TextResult).scores.buffer] : [];
     parentPort!.postMessage({ id, value } satisfies TextReply, transfer as ArrayBuffer[]);
   } catch (err) {
-    // the store is the truth: an index that failed to change is dropped, and rebuilt from it on next use
-    if ('target' in req && req.op !== 'search') open.delete(keyOf(req.target.t, req.target.d));
-    parentPort!.postMessage({ id, error: (err as Error).message, ...(err instanceof ScoringTimeout && { timeout: true as const }) } satisfies TextReply);
+    // the store is the truth: an index that failed to change is dropped, and rebuilt from it on next use;
+    // one whose snapshot could not be written (a full disk) is whole, and stays as it is, changed
+    if ('target' in req && req.op !== 'search' && req.op !== 'snapshot') open.delete(keyOf(req.target.t, req.target.d));
+    const code = (err as NodeJS.ErrnoException).code;
+    parentPort!.postMessage({ id, error: (err as Error).message, code, ...(err instanceof ScoringTimeout && { timeout: true as const }) } satisfies TextReply);
   }
 });

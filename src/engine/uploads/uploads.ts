@@ -5,6 +5,7 @@ import type { CompletedUpload, PartRef, PartStored, UploadComplete, UploadCreate
 import type { Caller } from '../auth/caller.js';
 import { cleanFilename, newObjectKey } from '../blobs/objectKey.js';
 import type { BlobStore } from '../blobs/store.js';
+import type { FreeSpace } from '../diskSpace.js';
 import { Conflict, Invalid, NotFound, Refused } from '../errors.js';
 import type { Ingest } from '../ingest/ingest.js';
 import { newId } from '../ids.js';
@@ -42,6 +43,7 @@ export class Uploads {
     private readonly secret: Buffer,
     private readonly ingest: Ingest,
     private readonly jobs: JobQueue,
+    private readonly space: FreeSpace,
   ) {
     jobs.register(SWEEP_JOB, { handler: () => this.sweep(), maxAttempts: 3, background: true });
   }
@@ -84,6 +86,7 @@ export class Uploads {
     const { tenant, session: id, part } = verifyPart(this.secret, ref);
     this.usable(this.state(tenant, id));
     if (declaredBytes !== undefined && declaredBytes > this.limits.partBytes) throw partTooLarge(this.limits.partBytes);
+    this.space.check('an upload part');
     const file = `${id}/${part}.${newId('p')}`;
     let blob;
     try {
@@ -117,6 +120,7 @@ export class Uploads {
     // 'completing' with nothing in flight was left by a process that stopped half-way: start again
     if (s.status !== 'completing') this.usable(s);
     else if (isExpired(s)) throw new Conflict(`upload session '${s.upload_session_id}' has expired`);
+    this.space.check('completing an upload'); // the object is a copy of its parts: it needs their size again
     const done = this.assemble(caller, source, s, req.parts).finally(() => this.completing.delete(flight));
     this.completing.set(flight, done);
     return done;

@@ -2,6 +2,7 @@ import type { Datasets } from '../datasets/datasets.js';
 import { recordsDeleted } from '../deletion/records.js';
 import type { Ingest } from '../ingest/ingest.js';
 import type { JobQueue } from '../jobs/queue.js';
+import { logProblem } from '../log.js';
 import type { Sources } from '../sources/sources.js';
 import type { Store } from '../store/db.js';
 import { FilterBackfill } from './backfill.js';
@@ -32,7 +33,7 @@ export class Semantic {
     this.backfill = new FilterBackfill(store, jobs, datasets, sources, this.indexes);
     this.search = new SemanticSearch(store, this.indexes, jobs);
     ingest.follow((run, save) => this.worker.follow(run, save));
-    this.indexes.onBehind = (t, d) => void this.worker.repair(t, d).catch(() => {});
+    this.indexes.onBehind = (t, d) => void this.worker.repair(t, d).catch((err) => logProblem('vector_repair_not_queued', err, { tenant_id: t, dataset_id: d }));
     this.onDeleted = (from, t, d, seqs) => {
       if (from === store) this.indexes.peek(t, d)?.remove(seqs);
     };

@@ -1,6 +1,7 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { Index, MetricKind, ScalarKind } from 'usearch';
+import { asDiskFull } from '../diskErrors.js';
 import { Rows } from './rows.js';
 import type { Stamps } from './stamps.js';
 
@@ -210,20 +211,27 @@ export class VectorIndex {
     // USearch cannot search a reloaded graph whose every entry was removed: keep no graph instead
     if (this.rows?.liveCount === 0) Object.assign(this, { rows: null, graph: null, mapped: false });
     if (this.rows && this.rows.count > 1000 && this.rows.dead > this.rows.count * COMPACT_SHARE) this.compact();
-    mkdirSync(dirname(this.base), { recursive: true });
     const previous = this.version;
     this.version++;
-    if (this.rows) {
-      writeAtomic(this.file('rows'), this.rows.toBuffer());
-      const tmp = `${this.file('usearch')}.tmp`;
-      this.graph!.save(tmp);
-      renameSync(tmp, this.file('usearch'));
+    try {
+      mkdirSync(dirname(this.base), { recursive: true });
+      if (this.rows) {
+        writeAtomic(this.file('rows'), this.rows.toBuffer());
+        const tmp = `${this.file('usearch')}.tmp`;
+        this.graph!.save(tmp);
+        renameSync(tmp, this.file('usearch'));
+      }
+      const meta: Meta = {
+        format: FORMAT, config: this.config, version: this.version, seq: this.seq, failed: [...this.failed],
+        stamped: this.stamped ? [...this.stamped] : null, stamps: [...this.stamps], vocabulary: [...this.vocabulary],
+      };
+      writeAtomic(`${this.base}.json`, Buffer.from(JSON.stringify(meta)));
+    } catch (err) {
+      // the files of the last good version stay what the index opens from; this one's go
+      for (const file of [this.file('rows'), `${this.file('rows')}.tmp`, this.file('usearch'), `${this.file('usearch')}.tmp`, `${this.base}.json.tmp`]) rmSync(file, { force: true });
+      this.version = previous;
+      throw asDiskFull(err, 'a vector index');
     }
-    const meta: Meta = {
-      format: FORMAT, config: this.config, version: this.version, seq: this.seq, failed: [...this.failed],
-      stamped: this.stamped ? [...this.stamped] : null, stamps: [...this.stamps], vocabulary: [...this.vocabulary],
-    };
-    writeAtomic(`${this.base}.json`, Buffer.from(JSON.stringify(meta)));
     for (const ext of ['rows', 'usearch']) rmSync(this.file(ext, previous), { force: true });
     this.dirty = false;
   }

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { Datasets } from '../datasets/datasets.js';
+import { logProblem } from '../log.js';
 import type { Sources } from '../sources/sources.js';
 import { scanPrefix, type Store } from '../store/db.js';
 import { datasetSemantic, spaceHash, type DatasetSemantic } from './config.js';
@@ -102,7 +103,12 @@ export class VectorIndexes {
   snapshotAll(): void {
     for (const [key, { incarnation, index }] of this.open) {
       const [t, d] = key.split('/');
-      if (this.store.meta.get([t, 'dataset', d])?.created_at === incarnation) index.snapshot();
+      try {
+        if (this.store.meta.get([t, 'dataset', d])?.created_at === incarnation) index.snapshot();
+      } catch (err) {
+        // the vectors past the last snapshot are embedded again from the records when it next opens
+        logProblem('vector_snapshot_failed', err, { tenant_id: t, dataset_id: d });
+      }
     }
   }
 

@@ -30,7 +30,7 @@ export const ingestRoutes: Routes = (app, engine) => {
           tags,
           params: SourceKeyPath,
           querystring: IngestOptions,
-          response: { 202: IngestRun, ...errors(400, 401, 403, 404, 413, 422) },
+          response: { 202: IngestRun, ...errors(400, 401, 403, 404, 413, 422, 507) },
         },
       },
       async (req, reply) => {

@@ -20,7 +20,7 @@ export const uploadRoutes: Routes = (app, engine) => {
   );
   r.post(
     '/v1/ingest/sources/:source_key/uploads/complete',
-    { schema: { tags, params, body: UploadComplete, response: { 200: CompletedUpload, ...errors(400, 401, 403, 404, 409, 413, 422) } } },
+    { schema: { tags, params, body: UploadComplete, response: { 200: CompletedUpload, ...errors(400, 401, 403, 404, 409, 413, 422, 507) } } },
     async (req) => engine.uploads.complete(caller(req), req.params.source_key, req.body),
   );
   r.post('/v1/ingest/sources/:source_key/uploads/abort', { schema: { tags, params, body: UploadAbort, response: { 200: UploadAborted, ...errors(400, 401, 403, 404, 409, 422) } } }, async (req) =>
@@ -33,7 +33,7 @@ export const uploadRoutes: Routes = (app, engine) => {
     raw.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
     typed(raw).put(
       '/v1/uploads/:upload_session_id/parts/:part_number',
-      { schema: { tags, security: [], params: PartPath, querystring: PartQuery, response: { 200: PartStored, ...errors(403, 404, 409, 413) } } },
+      { schema: { tags, security: [], params: PartPath, querystring: PartQuery, response: { 200: PartStored, ...errors(403, 404, 409, 413, 507) } } },
       async (req, reply) => {
         const length = req.headers['content-length'];
         const part = await engine.uploads.putPart({ ...req.params, ...req.query }, req.raw, length === undefined ? undefined : Number(length));
