@@ -47,6 +47,28 @@ describe('POST /v1/sql', () => {
     for (const r of res.body.records) expect(r).toMatchObject({ provenance: null, score_kind: 'none', snippets: [] });
   });
 
+  it('keeps an answer to 32 MiB of JSON: more rows are cut (total gte), one larger row is refused', async () => {
+    const cut = await api.post('/v1/sql', { sql: "SELECT i, repeat('a', 1000000) AS s FROM range(60) t(i) ORDER BY i", limit: 5 });
+    expect(cut.status, cut.text.slice(0, 300)).toBe(200);
+    expect(cut.body.total.relation).toBe('gte');
+    expect(cut.body.total.value).toBeGreaterThan(25);
+    expect(cut.body.total.value).toBeLessThan(34);
+    expect(cut.body.records.map((r: any) => r.metadata.i)).toEqual([0, 1, 2, 3, 4]);
+    const next = await api.post('/v1/sql', { sql: "SELECT i, repeat('a', 1000000) AS s FROM range(60) t(i) ORDER BY i", limit: 5, cursor: cut.body.next_cursor });
+    expect(next.body.records.map((r: any) => r.metadata.i)).toEqual([5, 6, 7, 8, 9]);
+    const huge = await api.post('/v1/sql', { sql: "SELECT repeat('a', 40000000) AS s" });
+    expect(huge.status).toBe(422);
+    expect(huge.body.detail).toMatchObject({ code: 'sql_result_too_large', message: expect.stringContaining('32 MiB') });
+  });
+
+  it('answers a statement with a NUL byte as bad input, not a 500', async () => {
+    for (const sql of ['SELECT 1\u0000', "SELECT 'a\u0000b' AS s", '\u0000']) {
+      const res = await api.post('/v1/sql', { sql });
+      expect(res.status, `${JSON.stringify(sql)}: ${res.text}`).toBeGreaterThanOrEqual(400);
+      expect(res.status).toBeLessThan(500);
+    }
+  });
+
   it('carries provenance for rows that select _id, and takes parameters', async () => {
     const res = await api.post('/v1/sql', { sql: 'SELECT _id, _line, _source_key, Pid FROM hdfs WHERE Pid = $1 ORDER BY _line LIMIT 2', params: [148] });
     expect(res.status, JSON.stringify(res.body)).toBe(200);

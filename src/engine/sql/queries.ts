@@ -1,5 +1,6 @@
 import { SQL_DEFAULT_LIMIT, type SqlColumn, type SqlEnvelope, type SqlRecord, type SqlRequest } from '../../api/sql.js';
 import type { Caller } from '../auth/caller.js';
+import { Invalid } from '../errors.js';
 import { newId } from '../ids.js';
 import type { StoredRecord } from '../records.js';
 import { toResult } from '../search/search.js';
@@ -26,6 +27,8 @@ export class SqlQueries {
   async run(caller: Caller, req: SqlRequest): Promise<SqlEnvelope> {
     const started = performance.now();
     const t = caller.tenant_id;
+    // DuckDB reads the statement as a C string: the guard and the database would see different texts
+    if (req.sql.includes('\u0000')) throw new Invalid('a statement cannot hold a NUL character', [{ loc: ['body', 'sql'], msg: 'a statement cannot hold a NUL character', type: 'value_error' }]);
     const params = req.params ?? [];
     const print = fingerprint(req.sql, params);
     let at = { searchId: newId('srch'), offset: 0 };
