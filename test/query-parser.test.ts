@@ -246,3 +246,25 @@ describe('q syntax', () => {
     expect(refusal('f:[1 TO ]').msg).toMatch(/malformed range/);
   });
 });
+
+describe('regular expressions in q', () => {
+  it('refuses one that repeats a repetition, which a backtracking engine may take minutes on', () => {
+    const err = (() => {
+      try {
+        compileQuery('body:/(a+)+$/');
+      } catch (e) {
+        return e as Invalid;
+      }
+    })();
+    expect(err).toBeInstanceOf(Invalid);
+    expect(err!.issues[0]).toMatchObject({ loc: ['body', 'q'], msg: expect.stringContaining('repeats a repetition') });
+    expect(() => compileQuery('host:/(x*)*y/')).toThrow(Invalid);
+  });
+
+  it('runs a plain one', () => {
+    const q = compileQuery('host:/^web-\\d+$/');
+    const rec: StoredRecord = { id: 'r', seq: 1, title: null, body: '', time: null, metadata: { host: 'web-12' }, created_at: '2024-01-01T00:00:00.000Z', source_key: 's', bucket: 'b', key: 'k', etag: 'e', line: 1, transform_version: 1 };
+    expect(q.matches(rec)).toBe(true);
+    expect(q.matches({ ...rec, metadata: { host: 'db-1' } })).toBe(false);
+  });
+});

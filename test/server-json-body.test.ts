@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../src/api/limits.js';
-import { nestsDeeperThan } from '../src/server/jsonBody.js';
+import { nestsDeeperThan } from '../src/engine/ingest/depth.js';
 import { startApp, type TestApp } from './helpers/app.js';
 import { client, expectStatus } from './helpers/http.js';
 
@@ -49,5 +49,14 @@ describe('JSON bodies', () => {
     const huge = await json('/v1/admin/datasets', `{"dataset_id":"${long(LIMITS.bodyBytes)}"}`);
     expectStatus(huge, 413);
     expect(huge.body.detail).toMatch(String(LIMITS.bodyBytes));
+  });
+
+  it('lists every problem of a short body, and only the first of a long one full of wrong items', async () => {
+    const short = await http.post('/v1/sql', { sql: 'SELECT 1', params: [{}, [], {}], limit: 'x' });
+    expect(expectStatus(short, 422).detail.length).toBeGreaterThan(2);
+    const many = await http.post('/v1/sql', { sql: 'SELECT 1', params: Array.from({ length: 150_000 }, () => ({})) });
+    const detail = expectStatus(many, 422).detail;
+    expect(detail.length).toBeGreaterThanOrEqual(1);
+    expect(detail.length).toBeLessThanOrEqual(LIMITS.validationIssues);
   });
 });

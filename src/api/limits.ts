@@ -50,9 +50,9 @@ export const LIMITS = {
   /** a search's ranking kept for paging: pages stop there */
   rankingDepth: 10_000,
   /** the records of one search page, in bytes (a page ends early past it; its cursor goes on) */
-  pageBytes: 32 * 2 ** 20,
+  pageBytes: 4 * 2 ** 20,
   /** the characters of a record's body read for its snippets */
-  snippetScan: 65_536,
+  snippetScan: 16_384,
   /** nesting of objects and arrays in a JSON request body */
   bodyDepth: 32,
   /** a JSON request body, in bytes (parsing takes the event loop: 2 MiB is about 30 ms of it) */

@@ -9,7 +9,7 @@ import { authenticate } from './auth.js';
 import { clientErrorHandler, frameworkErrors } from './earlyErrors.js';
 import { errorHandler } from './errors.js';
 import { stderrSink, type LogSink } from './failures.js';
-import { jsonBodies } from './jsonBody.js';
+import { BODY_LENGTH, jsonBodies } from './jsonBody.js';
 import { POLICY, policyKey } from './policy.js';
 import { requestLogger } from './log.js';
 import { rateLimits, type RateLimit } from './rateLimit.js';
@@ -44,9 +44,27 @@ export interface AppOptions {
 const validators = (() => {
   // ajv-formats is CommonJS: its plugin is the module's default export
   const addFormats = (ajvFormats as unknown as { default: (ajv: Ajv) => Ajv }).default;
-  const make = (coerceTypes: boolean | 'array') => addFormats(new Ajv({ allErrors: true, coerceTypes, removeAdditional: false, useDefaults: false, strict: false }));
-  return { body: make(false), params: make('array') };
+  const make = (coerceTypes: boolean | 'array', allErrors = true) => addFormats(new Ajv({ allErrors, coerceTypes, removeAdditional: false, useDefaults: false, strict: false }));
+  return { body: make(false), firstError: make(false, false), params: make('array') };
 })();
+
+/** Bodies longer than this get their first problem reported, not all: 100,000 wrong items would cost seconds. */
+const EVERY_ERROR_UP_TO = 64 * 1024;
+
+/** A body validator: a fast check first; every problem listed only for a body short enough to list them cheaply. */
+function bodyValidator(schema: object) {
+  const first = validators.firstError.compile(schema);
+  const every = validators.body.compile(schema);
+  const check = (data: unknown) => {
+    if (first(data)) return true;
+    const long = data !== null && typeof data === 'object' && (BODY_LENGTH.get(data) ?? 0) > EVERY_ERROR_UP_TO;
+    if (!long) every(data);
+    check.errors = long ? first.errors : every.errors;
+    return false;
+  };
+  check.errors = null as typeof first.errors;
+  return check;
+}
 
 const registered = new WeakMap<FastifyInstance, { method: string; url: string }[]>();
 
@@ -68,7 +86,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   echoRequestId(app);
   jsonBodies(app);
   app.decorate('publicUrl', opts.publicUrl ?? null);
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? validators.body : validators.params).compile(schema));
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyValidator(schema) : validators.params.compile(schema)));
   // Responses are plain JSON.stringify: the response schemas document the API, they do not filter it.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   app.decorateRequest('principal', null);

@@ -128,7 +128,7 @@ export function decodeCursor(cursor: string): CursorState {
   }
   if (typeof state?.s !== 'string' || !Number.isInteger(state.o) || state.o < 0) throw bad('malformed cursor');
   const f = state.f;
-  if (f !== undefined && !(isObject(f) && isObject(f.request) && isList(f.datasets, 'string') && isList(f.cutoffs, 'number') && f.cutoffs.length === f.datasets.length && typeof f.now === 'number')) {
+  if (f !== undefined && !(isObject(f) && isObject(f.request) && isList(f.datasets, 'string') && isList(f.cutoffs, 'number') && f.cutoffs.length === f.datasets.length && f.datasets.length <= LIMITS.datasets && typeof f.now === 'number')) {
     throw bad('malformed cursor');
   }
   return state;

@@ -1,4 +1,5 @@
 import { LIMITS } from '../../api/limits.js';
+import safeRegex from 'safe-regex2';
 import { Invalid } from '../errors.js';
 import type { StoredRecord } from '../records.js';
 import { analyze } from '../text/analyzer.js';
@@ -199,10 +200,14 @@ function scalarTest(matcher: { test(s: string): boolean }): ValueTest {
 }
 
 function regexOf({ source, flags }: Value & { kind: 'regex' }, input: string): RegExp {
+  let re: RegExp;
   try {
     // g and y would make `test` remember where it stopped between records
-    return new RegExp(source, flags.replace(/[gy]/g, ''));
+    re = new RegExp(source, flags.replace(/[gy]/g, ''));
   } catch (e) {
     throw invalidQ(input, `bad regular expression /${source}/${flags}: ${(e as Error).message}`);
   }
+  // JavaScript's engine backtracks: a nested repetition such as (a+)+ can take minutes on one value
+  if (!safeRegex(re)) throw invalidQ(input, `regular expression /${source}/${flags} repeats a repetition (such as (a+)+), which can take exponential time: write it without`);
+  return re;
 }

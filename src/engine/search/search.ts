@@ -12,7 +12,7 @@ import type { TextIndexes } from '../text/textIndexes.js';
 import { createAggregator } from './aggregations.js';
 import { fieldValue } from './fieldValue.js';
 import { compileFilters } from './filters.js';
-import { decodeCursor, encodeCursor, invalidCursor, type RankedHit, type SearchHandle, SearchHandles } from './handles.js';
+import { decodeCursor, encodeCursor, invalidCursor, type Frozen, type RankedHit, type SearchHandle, SearchHandles } from './handles.js';
 import { compileQuery } from './query.js';
 import { Deadline, searchTimeoutMs } from './deadline.js';
 import { TopK } from './topK.js';
@@ -27,7 +27,7 @@ export function searchMode(req: SearchRequest): 'text' | 'semantic' | 'hybrid' {
 }
 export const DEFAULT_MAX_EXPANSION_TERMS = 50;
 
-interface Hit extends RankedHit { rec?: StoredRecord }
+interface Hit extends RankedHit { rec?: StoredRecord; group?: string }
 /** Which page of a search to answer; `replay` runs a search again for a cursor whose handle is gone. */
 interface Page { offset: number; limit?: number; replay?: { search_id: string; cutoffs: number[]; now: number } }
 
@@ -70,11 +70,13 @@ export class Search {
     const t = caller.tenant_id;
     const state = decodeCursor(cursor);
     const handle = this.handles.get(t, state.s);
-    if (handle) return this.page(t, handle, state.o, limit ?? handle.request.limit ?? DEFAULT_LIMIT, started);
+    // a cursor that carries its search pages only through a handle of that same search
+    if (handle && (!state.f || sameSearch(handle, state.f))) return this.page(t, handle, state.o, limit ?? handle.request.limit ?? DEFAULT_LIMIT, started);
     if (!state.f) throw invalidCursor(cursor)('cursor expired or unknown: run the search again (a search is kept in memory for an hour at most)');
     const request = validate(SearchRequest, state.f.request);
-    for (const d of state.f.datasets) this.datasets.state(t, d);
-    return this.start(t, request, state.f.datasets, { offset: state.o, limit, replay: { search_id: state.s, cutoffs: state.f.cutoffs, now: state.f.now } });
+    const datasets = this.scope(t, { datasets: state.f.datasets });
+    if (datasets.length !== state.f.datasets.length) throw invalidCursor(cursor)('malformed cursor');
+    return this.start(t, request, datasets, { offset: state.o, limit, replay: { search_id: state.s, cutoffs: state.f.cutoffs, now: state.f.now } });
   }
 
   private scope(t: string, request: SearchRequest): string[] {
@@ -89,7 +91,7 @@ export class Search {
     const mode = searchMode(request);
     if (mode !== 'text' && !prepared) throw new Conflict(`a ${mode} search embeds its query first: call run()`);
     const now = at.replay?.now ?? Date.now();
-    const cutoffs = at.replay?.cutoffs ?? datasetIds.map((d) => this.lastSeq(t, d));
+    const cutoffs = at.replay?.cutoffs ?? datasetIds.map((d) => this.datasets.state(t, d).seq);
 
     const filter = compileFilters(request.where, request.time, new Date(now));
     const query = request.q?.trim() ? compileQuery(request.q) : null;
@@ -102,10 +104,13 @@ export class Search {
     const needRecord = Boolean(filter || query || aggregator || collapse);
     const accept = (rec: StoredRecord) => (!query || query.matches(rec)) && (!filter || filter(rec));
     const groups = collapse ? new Set<string>() : null;
-    // every accepted match is seen once, whether or not it stays in the ranking
-    const seen = (h: Hit) => {
+    // every accepted match is seen once, whether or not it stays in the ranking; the ranking keeps
+    // no record (10,000 of them could be gigabytes): a page reads its own again
+    const seen = (h: Hit): Hit => {
       aggregator?.add(h.rec!);
-      groups?.add(groupOf(h.rec!, collapse!));
+      if (collapse) groups!.add((h.group = groupOf(h.rec!, collapse)));
+      h.rec = undefined;
+      return h;
     };
     const top = new TopK<Hit>(LIMITS.rankingDepth, better);
     let total = 0;
@@ -120,6 +125,8 @@ export class Search {
         const cutoff = cutoffs[ds];
         const found = scoringText ? await this.text.search(t, d, scoringText, { ...options, top: ranksItself ? LIMITS.rankingDepth : undefined }, deadline.ms) : null;
         for (const term of found?.terms ?? []) terms.add(term);
+        // what the text index held is what this search saw: records committed after it are not in it
+        if (found && !at.replay) cutoffs[ds] = Math.min(cutoffs[ds], found.seq);
         if (text) {
           textSeqs[ds] = found!.seqs;
           if (ranksItself) total += found!.total - found!.seqs.length;
@@ -129,9 +136,8 @@ export class Search {
             const rec = needRecord ? this.store.records.get([t, d, seq]) : undefined;
             if (needRecord && !(rec && accept(rec))) continue;
             const hit: Hit = { ds, seq, score: found!.scores[i], rec };
-            if (needRecord) seen(hit);
             total++;
-            top.push(hit);
+            top.push(needRecord ? seen(hit) : hit);
             if (deadline.due()) await deadline.pause();
           }
           continue;
@@ -149,9 +155,7 @@ export class Search {
         }
         for (const { value: rec } of this.store.records.getRange(range)) {
           if (accept(rec)) {
-            const hit: Hit = { ds, seq: rec.seq, score: score(rec.seq), rec };
-            seen(hit);
-            top.push(hit);
+            top.push(seen({ ds, seq: rec.seq, score: score(rec.seq), rec }));
             total++;
           }
           if (deadline.due()) await deadline.pause();
@@ -167,7 +171,7 @@ export class Search {
         .filter((h) => h.seq <= cutoffs[h.ds]);
       // in hybrid, a vector hit that is no text match adds to the total
       const added = mode === 'semantic' ? vector : vector.filter((h) => !textSeqs[h.ds] || indexOfSeq(textSeqs[h.ds], h.seq) < 0);
-      if (needRecord) added.forEach(seen);
+      if (needRecord) for (const h of added) seen(h);
       total = mode === 'semantic' ? vector.length : total + added.length;
       hits = (mode === 'semantic' ? vector : this.vectors!.fuse(hits, vector)).sort(byRank).slice(0, LIMITS.rankingDepth);
     }
@@ -187,12 +191,6 @@ export class Search {
       at.replay?.search_id,
     );
     return this.envelope(handle, page.records, more ? encodeCursor(handle, end) : null, started);
-  }
-
-  /** The last seq the dataset holds now: what a search over it can see. */
-  private lastSeq(t: string, d: string): number {
-    for (const key of this.store.records.getKeys({ start: [t, d, Number.MAX_SAFE_INTEGER], end: [t, d, 0], reverse: true, limit: 1 })) return key[2] as number;
-    return 0;
   }
 
   private page(t: string, handle: SearchHandle, offset: number, limit: number, started: number): SearchEnvelope {
@@ -241,6 +239,9 @@ export class Search {
   }
 }
 
+const sameSearch = (h: SearchHandle, f: Frozen) =>
+  JSON.stringify([h.request, h.datasets, h.cutoffs, h.now]) === JSON.stringify([{ ...f.request, cursor: null }, f.datasets, f.cutoffs, f.now]);
+
 /** Best first: by score, then the earlier dataset of the request, then the newer record. */
 const better = (a: Hit, b: Hit) => a.score > b.score || (a.score === b.score && (a.ds < b.ds || (a.ds === b.ds && a.seq > b.seq)));
 const byRank = (a: Hit, b: Hit) => (better(a, b) ? -1 : better(b, a) ? 1 : 0);
@@ -251,7 +252,7 @@ const groupOf = (rec: StoredRecord, field: string) => JSON.stringify(fieldValue(
 function collapseHits(hits: Hit[], field: string): Hit[] {
   const seen = new Set<string>();
   return hits.filter((h) => {
-    const key = groupOf(h.rec!, field);
+    const key = h.group ?? groupOf(h.rec!, field);
     if (seen.has(key)) return false;
     seen.add(key);
     return true;

@@ -8,7 +8,7 @@ export type TextRecord = Pick<StoredRecord, 'seq' | 'replaces' | 'title' | 'body
  * The matches of a text search: every one in seq order, or the best `top` of them, best first;
  * `total` counts them all; `terms` are the index terms it looked up (for snippets).
  */
-export interface TextResult { seqs: Float64Array; scores: Float64Array; total: number; terms: string[] }
+export interface TextResult { seqs: Float64Array; scores: Float64Array; total: number; terms: string[]; /** the last seq the index held */ seq: number }
 
 export interface SearchOptions {
   maxExpansions: number;

@@ -142,14 +142,14 @@ export class TextIndex {
    */
   search(text: string, o: SearchOptions): TextResult {
     const { exact, expanded } = this.queryTerms(text, o.maxExpansions);
-    if (exact.length === 0) return { seqs: new Float64Array(0), scores: new Float64Array(0), total: 0, terms: [] };
+    if (exact.length === 0) return { seqs: new Float64Array(0), scores: new Float64Array(0), total: 0, terms: [], seq: this.seq };
     const more = [...new Set((o.extra?.terms ?? []).map(normalizeTerm))].filter((t): t is string => t !== null && !exact.includes(t) && !expanded.includes(t));
     const clauses = [
       ...exact.map((term) => ({ term, weight: 1 })),
       ...expanded.map((term) => ({ term, weight: EXPANSION_WEIGHT })),
       ...more.map((term) => ({ term, weight: o.extra!.weight })),
     ];
-    return { ...scoreClauses(this.mini, clauses, this.boost, BM25, o.deadline, o.top), terms: [...exact, ...expanded, ...more] };
+    return { ...scoreClauses(this.mini, clauses, this.boost, BM25, o.deadline, o.top), terms: [...exact, ...expanded, ...more], seq: this.seq };
   }
 
   /**

@@ -47,9 +47,18 @@ export class TextIndexes {
     return this.call({ op: 'catchUp', target: this.target(t, d) });
   }
 
-  /** BM25 matches; past `options.deadline` (also while waiting for the worker) it rejects with a search timeout. */
+  /**
+   * BM25 matches; past `options.deadline` — while scoring, or still waiting behind other work of the
+   * worker — it rejects with a search timeout (a late answer is then dropped).
+   */
   search(t: string, d: string, text: string, options: SearchOptions, timeoutMs: number): Promise<TextResult> {
-    return this.call({ op: 'search', target: this.target(t, d), text, options }, timeoutMs);
+    const answer = this.call<TextResult>({ op: 'search', target: this.target(t, d), text, options }, timeoutMs);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(searchTimeout(timeoutMs)), Math.max(0, options.deadline - Date.now()));
+      timer.unref();
+    });
+    return Promise.race([answer, late]).finally(() => clearTimeout(timer));
   }
 
   remove(t: string, d: string, seqs: number[]): Promise<void> {
