@@ -153,3 +153,23 @@ describe('whitespace-only lines', () => {
     ]);
   });
 });
+
+describe('a record whose id or field name cannot be a key', () => {
+  it('is malformed at its line; the rest of the object goes in', async () => {
+    const lines = [
+      JSON.stringify({ id: 'ok-1', message: 'first' }),
+      JSON.stringify({ id: 'x'.repeat(LIMITS.recordId + 1), message: 'an id too long' }),
+      JSON.stringify({ id: 'ok-3', message: 'third', ['k'.repeat(5000)]: 1 }),
+      JSON.stringify({ id: 'ok-4', message: 'fourth', nested: { ['n'.repeat(LIMITS.fieldPath)]: 1 } }),
+      JSON.stringify({ id: 'é'.repeat(600), message: 'six hundred two-byte characters: 1,200 bytes' }),
+      JSON.stringify({ id: 'ok-6', message: 'sixth' }),
+    ];
+    const run = await ingest('keys', lines.join('\n') + '\n', 'ndjson');
+    expect(run.status).toBe('ready');
+    expect(run.documents.malformed).toBe(4);
+    expect(run.errors!.map((e) => e.line)).toEqual([2, 3, 4, 5]);
+    expect(run.errors![0].reason).toContain(`longer than ${LIMITS.recordId} bytes`);
+    expect(run.errors![1].reason).toContain(`longer than ${LIMITS.fieldPath} characters`);
+    expect([...(await linesById('keys')).entries()].sort()).toEqual([['ok-1', 1], ['ok-6', 6]]);
+  });
+});

@@ -68,6 +68,8 @@ export const LIMITS = {
   /** distinct fields a dataset may discover; a record that would add more is malformed. Also the
    *  most fields one config may list (text_fields, semantic fields, drop, rename) */
   datasetFields: 1000,
+  /** an ingested record's id, in UTF-8 bytes (it is part of a key); a longer one is malformed */
+  recordId: 1024,
   /** one ingested line */
   lineBytes: 2 ** 20,
   /** an uploaded object's file name, kept as metadata */

@@ -30,7 +30,7 @@ export class DataDeletion {
     private readonly text: TextIndexes,
     private readonly sql?: SqlIndexes,
   ) {
-    jobs.register('data_deletion', { handler: (job) => this.run(job), maxAttempts: 5, serialKey: (job) => `${job.tenant_id}/${(job.payload.target as Target).dataset_id}` });
+    jobs.register('data_deletion', { handler: (job) => this.run(job), maxAttempts: 5, freesSpace: true, serialKey: (job) => `${job.tenant_id}/${(job.payload.target as Target).dataset_id}` });
   }
 
   async dataset(caller: Caller, datasetId: string): Promise<DataDeletionJob> {

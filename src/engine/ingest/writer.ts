@@ -1,11 +1,15 @@
 import { NotFound } from '../errors.js';
 import type { DatasetState } from '../datasets/datasets.js';
+import { LIMITS } from '../../api/limits.js';
 import { FieldBudget, TOO_MANY_FIELDS } from '../fields/budget.js';
 import { countFields, recordFields, recordFieldsBuffer, type ValueType } from '../fields/discover.js';
 import { now } from '../ids.js';
 import type { NewRecord, StoredRecord } from '../records.js';
 import type { Store } from '../store/db.js';
 import { MAX_REPORTED_ERRORS, type RunState } from './runs.js';
+
+const ID_TOO_LONG = `an id longer than ${LIMITS.recordId} bytes`;
+const PATH_TOO_LONG = `a field path longer than ${LIMITS.fieldPath} characters`;
 
 export interface Batch {
   records: NewRecord[];
@@ -40,6 +44,11 @@ export async function commitBatch(store: Store, run: RunState, batch: Batch): Pr
     const recFields = recordFieldsBuffer();
     let duplicates = 0;
     for (const rec of batch.records) {
+      // an id or a field path becomes part of an LMDB key, and keys are bounded
+      if (Buffer.byteLength(rec.id) > LIMITS.recordId) {
+        refused.push({ line: rec.line, reason: ID_TOO_LONG });
+        continue;
+      }
       const previous = store.ids.get([t, d, rec.id]);
       const old = previous === undefined ? undefined : store.records.get([t, d, previous]);
       if (old && sameContent(old, rec)) {
@@ -47,7 +56,12 @@ export async function commitBatch(store: Store, run: RunState, batch: Batch): Pr
         kept.push(rec);
         continue;
       }
-      if (!budget.admit(recordFields(rec, recFields).paths)) {
+      const paths = recordFields(rec, recFields).paths;
+      if (paths.some((path) => path.length > LIMITS.fieldPath)) {
+        refused.push({ line: rec.line, reason: PATH_TOO_LONG });
+        continue;
+      }
+      if (!budget.admit(paths)) {
         refused.push({ line: rec.line, reason: TOO_MANY_FIELDS });
         continue;
       }

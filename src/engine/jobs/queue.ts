@@ -34,6 +34,8 @@ export interface JobKind {
    * result now (`runDeferred`) or waits on the job.
    */
   background?: boolean;
+  /** work that frees space (deletion, retention, clean-up): it never waits for the free-space floor */
+  freesSpace?: boolean;
 }
 
 const LEASE_MS = 60_000;
@@ -319,7 +321,17 @@ export class JobQueue {
    * Moves the first due job this process can run from the queue to `running`, in one transaction;
    * with `pick`, the first due job it chooses, background kinds included.
    */
-  private lease(pick?: (job: JobState) => boolean): Promise<JobState | null> {
+  private async lease(pick?: (job: JobState) => boolean): Promise<JobState | null> {
+    let taken: string | undefined;
+    try {
+      return await this.leaseIn(pick, (serial) => (taken = serial));
+    } catch (err) {
+      if (taken) this.busyKeys.delete(taken); // the commit failed (a full disk): the job was never taken
+      throw err;
+    }
+  }
+
+  private leaseIn(pick: ((job: JobState) => boolean) | undefined, took: (serial: string) => void): Promise<JobState | null> {
     return this.store.meta.transaction(() => {
       for (const { key, value: tenantId } of scanPrefix<string>(this.store.meta, [SYSTEM, 'jobq'])) {
         if ((key[2] as number) > Date.now()) return null;
@@ -332,7 +344,10 @@ export class JobQueue {
         if (!kind || (pick ? !pick(job) : kind.background && !this.background)) continue;
         const serial = kind.serialKey?.(job);
         if (serial && this.busyKeys.has(serial)) continue;
-        if (serial) this.busyKeys.add(serial);
+        if (serial) {
+          this.busyKeys.add(serial);
+          took(serial);
+        }
         this.store.meta.remove(key);
         const at = now();
         Object.assign(job, {
@@ -360,7 +375,7 @@ export class JobQueue {
     this.runningTypes.set(job.type, (this.runningTypes.get(job.type) ?? 0) + 1);
     try {
       // a job that met a full disk runs again only once there is room: else it waits again, cheaply
-      if ((job.disk_waits ?? 0) > 0) this.space.check(`job ${job.job_id}`);
+      if ((job.disk_waits ?? 0) > 0 && !kind.freesSpace) this.space.check(`job ${job.job_id}`);
       const result = await kind.handler(job, ctx);
       outcome = { status: ctx.cancelled() ? 'cancelled' : 'succeeded', result: result ?? job.result, error_message: null, disk_waits: 0 };
     } catch (err) {

@@ -22,7 +22,7 @@ export class Retention {
     private readonly sources: Sources,
     private readonly text: TextIndexes,
   ) {
-    jobs.register('retention', { handler: () => this.run(), maxAttempts: 3, background: true });
+    jobs.register('retention', { handler: () => this.run(), maxAttempts: 3, background: true, freesSpace: true });
   }
 
   /** Makes sure one retention job is waiting. */

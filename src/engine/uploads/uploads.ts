@@ -45,7 +45,7 @@ export class Uploads {
     private readonly jobs: JobQueue,
     private readonly space: FreeSpace,
   ) {
-    jobs.register(SWEEP_JOB, { handler: () => this.sweep(), maxAttempts: 3, background: true });
+    jobs.register(SWEEP_JOB, { handler: () => this.sweep(), maxAttempts: 3, background: true, freesSpace: true });
   }
 
   async create(caller: Caller, sourceKey: string, req: UploadCreate): Promise<UploadSession> {
