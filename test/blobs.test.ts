@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../src/api/limits.js';
 import { cleanFilename, KEY_NAME_MAX, newObjectKey, safeName } from '../src/engine/blobs/objectKey.js';
 import { BlobStore } from '../src/engine/blobs/store.js';
-import { Invalid } from '../src/engine/errors.js';
+import { DiskFull, Invalid } from '../src/engine/errors.js';
 import { tempDir } from './helpers/cli.js';
 
 const dir = tempDir();
@@ -101,5 +101,25 @@ describe('BlobStore.path', () => {
     expect(() => blobs.remove('ten_a', 'hosted', 'logs/..')).toThrow(Invalid);
     expect(existsSync(join(root, 'ten_a', 'hosted', 'logs', 'obj_x'))).toBe(true);
     expect(readFileSync(join(root, 'ten_a', 'hosted', 'keep'), 'utf8')).toBe('kept');
+  });
+});
+
+describe('a long write', () => {
+  it('asks for free space every 64 MiB and stops, leaving nothing, when there is none', async () => {
+    const store = new BlobStore(join(dir.path, 'space'));
+    let checks = 0;
+    const chunks = function* () {
+      for (let i = 0; i < 200; i++) yield Buffer.alloc(2 ** 20, i); // 200 MiB
+    };
+    const refused = store.put('t1', 'b', 'k/big.log', Readable.from(chunks()), Infinity, () => {
+      if (++checks === 2) throw new DiskFull('no room');
+    });
+    await expect(refused).rejects.toBeInstanceOf(DiskFull);
+    expect(checks).toBe(2); // at 64 and 128 MiB
+    expect(existsSync(store.path('t1', 'b', 'k/big.log'))).toBe(false);
+    const blob = await store.put('t1', 'b', 'k/small.log', Readable.from([Buffer.from('fine\n')]), Infinity, () => {
+      throw new DiskFull('never asked: less than 64 MiB');
+    });
+    expect(blob.size).toBe(5);
   });
 });

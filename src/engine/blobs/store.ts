@@ -7,6 +7,8 @@ import { asDiskFull, diskWriteSync } from '../diskErrors.js';
 import { Invalid, Refused } from '../errors.js';
 import { newTempFile, sweepTempFiles, TEMP_DIR } from './tempFiles.js';
 
+const SPACE_CHECK_BYTES = 64 * 2 ** 20;
+
 export interface StoredBlob { bucket: string; key: string; etag: string; size: number }
 
 /** Why a name cannot be one segment of a blob path ("is empty", "is '..'", …), or null when it can. */
@@ -59,7 +61,8 @@ export class BlobStore {
   }
 
   /** Streams `input` into the object, hashing as it goes; the etag is the md5 hex of the bytes. */
-  async put(tenantId: string, bucket: string, key: string, input: AsyncIterable<Buffer> | NodeJS.ReadableStream, maxBytes = Infinity): Promise<StoredBlob> {
+  /** `checkSpace` runs every 64 MiB written: a long stream stops at the free-space floor, not at a full disk. */
+  async put(tenantId: string, bucket: string, key: string, input: AsyncIterable<Buffer> | NodeJS.ReadableStream, maxBytes = Infinity, checkSpace?: () => void): Promise<StoredBlob> {
     const path = this.path(tenantId, bucket, key);
     const tmp = diskWriteSync('an object', () => {
       mkdirSync(dirname(path), { recursive: true });
@@ -69,8 +72,16 @@ export class BlobStore {
     let size = 0;
     const meter = new Transform({
       transform(chunk: Buffer, _enc, done) {
+        const before = size;
         size += chunk.length;
         if (size > maxBytes) return done(new Refused(`object exceeds ${maxBytes} bytes`, 'object_too_large', 413));
+        if (checkSpace && Math.floor(size / SPACE_CHECK_BYTES) > Math.floor(before / SPACE_CHECK_BYTES)) {
+          try {
+            checkSpace();
+          } catch (err) {
+            return done(err as Error);
+          }
+        }
         md5.update(chunk);
         done(null, chunk);
       },

@@ -75,7 +75,7 @@ export class Ingest {
     const source = this.source(caller.tenant_id, opts);
     this.space.check('ingest');
     const key = newObjectKey(source.source_key, opts.filename);
-    const blob = await this.blobs.put(caller.tenant_id, source.bucket, key, input, MAX_OBJECT_BYTES);
+    const blob = await this.blobs.put(caller.tenant_id, source.bucket, key, input, MAX_OBJECT_BYTES, () => this.space.check('ingest'));
     try {
       return await this.startFromObject(caller, source, { key, etag: blob.etag, input_kind: 'stream' }, opts);
     } catch (err) {

@@ -180,7 +180,7 @@ export class Uploads {
     let blob, run;
     try {
       const paths = parts.map((p) => this.blobs.path(t, UPLOADS_BUCKET, p.file));
-      blob = await this.blobs.put(t, source.bucket, s.key, concatenated(paths), this.limits.objectBytes);
+      blob = await this.blobs.put(t, source.bucket, s.key, concatenated(paths), this.limits.objectBytes, () => this.space.check('completing an upload'));
       run = await this.ingest.startFromObject(caller, source, { key: s.key, etag: blob.etag, input_kind: 'hosted_upload', upload_session_id: id }, { ...s.options, filename: s.filename });
     } catch (err) {
       await this.transition(s, 'open'); // the parts are all still there: complete may be tried again, or the session aborted
