@@ -76,10 +76,10 @@ describe('5xx', () => {
     expectStatus(await http.get('/v1/datasets'), 200);
   });
 
-  it("logs an engine's own 5xx too, keeping its detail", async () => {
+  it("logs an engine's own 5xx too, keeping its detail and naming the request id", async () => {
     const res = await failing(t.engine.datasets, 'list', new Unavailable('the store is busy'), () => http.get('/v1/datasets'));
     expectStatus(res, 503);
-    expect(res.body).toEqual({ detail: 'the store is busy' });
+    expect(res.body).toEqual({ detail: `the store is busy (request id ${res.headers['x-request-id']})` });
     const line = t.lines().find((l) => l.level === 'error' && l.request_id === res.headers['x-request-id']);
     expect(line).toMatchObject({ route: '/v1/datasets', status: 503, error: 'the store is busy' });
   });

@@ -65,4 +65,3 @@ export const SchemaRebuildJob = Type.Object({
 });
 export type SchemaRebuildJob = Static<typeof SchemaRebuildJob>;
 
-export const SchemaRebuildPath = Type.Object({ dataset_id: Type.String({ minLength: 1 }), job_id: Type.String({ minLength: 1 }) });

@@ -55,8 +55,10 @@ export function errorHandler(sink: LogSink) {
     if (err instanceof EngineError) {
       const status = engineStatus(err);
       if (status === 401) reply.header('www-authenticate', 'Bearer');
+      // a 5xx names its request id, which its log line carries too
+      const message = status >= 500 ? `${err.message} (request id ${req.id})` : err.message;
       if (status >= 500) logFailure(sink, req, status, err);
-      return reply.status(status).send({ detail: err.code ? { code: err.code, message: err.message } : err.message });
+      return reply.status(status).send({ detail: err.code ? { code: err.code, message } : message });
     }
     if (err.validation) {
       const input = { body: req.body, querystring: req.query, params: req.params, headers: req.headers }[err.validationContext ?? 'body'];

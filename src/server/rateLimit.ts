@@ -23,7 +23,8 @@ export function rateLimitFromEnv(value: string | undefined, fallback = SERVE_RAT
 
 /**
  * Who a request counts against: its bearer token (hashed, so that no token sits in memory as a
- * key), else its client address. Checked before authentication, so a flood costs no lookups.
+ * key), else its client address. Checked before authentication: a flood of one credential is
+ * turned away before any lookup (made-up tokens each get a bucket of their own, and a 401).
  */
 function credential(req: FastifyRequest): string {
   const token = bearerToken(req.headers.authorization);

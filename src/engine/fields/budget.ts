@@ -24,10 +24,6 @@ export class FieldBudget {
     return new FieldBudget(known, limit);
   }
 
-  get size(): number {
-    return this.known.size;
-  }
-
   /** True when the record's paths keep the dataset within the limit; its new paths then count. */
   admit(paths: readonly string[]): boolean {
     let unknown = false;

@@ -38,8 +38,4 @@ export class BoundedCache<V> {
     this.entries.delete(key);
     this.bytes -= entry.bytes;
   }
-
-  get size(): number {
-    return this.entries.size;
-  }
 }

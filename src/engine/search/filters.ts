@@ -76,6 +76,7 @@ function valueTest(op: WhereOp, value: unknown, fail: (msg: string) => null): Va
     case 'gte':
     case 'lt':
     case 'lte': {
+      if (tooLong(value)) return fail(`the value is longer than ${LIMITS.whereValue} characters`);
       if (toNumber(value) === null && (typeof value !== 'string' || parseDate(value) === null)) {
         return fail(`${op} needs a number or an ISO-8601 date`);
       }

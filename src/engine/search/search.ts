@@ -32,9 +32,8 @@ interface Hit extends RankedHit { rec?: StoredRecord; group?: string }
 interface Page { offset: number; limit?: number; replay?: { search_id: string; cutoffs: number[]; now: number } }
 
 /**
- * Text search over a tenant's datasets: one request shape in, one envelope out. The first page
- * ranks every match; when there are more pages the ranking is frozen in the search handle and
- * each cursor reads the next slice of it.
+ * Search over a tenant's datasets: one request shape in, one envelope out. Every match is counted
+ * and aggregated; the best `LIMITS.rankingDepth` of them are kept, in memory, for the pages.
  */
 export class Search {
   constructor(

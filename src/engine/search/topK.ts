@@ -22,10 +22,6 @@ export class TopK<T> {
     }
   }
 
-  get size(): number {
-    return this.heap.length;
-  }
-
   /** Best first. */
   sorted(): T[] {
     return [...this.heap].sort((a, b) => (this.better(a, b) ? -1 : this.better(b, a) ? 1 : 0));
