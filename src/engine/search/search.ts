@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { SearchRequest, type ResultRecord, type SearchEnvelope } from '../../api/search.js';
 import { validate } from '../../api/validate.js';
 import type { Caller } from '../auth/caller.js';
@@ -15,6 +16,7 @@ import { compileFilters } from './filters.js';
 import { decodeCursor, encodeCursor, invalidCursor, type Frozen, type RankedHit, type SearchHandle, SearchHandles } from './handles.js';
 import { compileQuery } from './query.js';
 import { Deadline, searchTimeoutMs } from './deadline.js';
+import { Gate } from './gate.js';
 import { TopK } from './topK.js';
 import { FUSION_NAME, SEMANTIC_DEPTH, type PreparedQuery, type SemanticSearch } from '../vector/semanticSearch.js';
 
@@ -44,6 +46,9 @@ export class Search {
     private readonly vectors?: SemanticSearch,
     private readonly timeoutMs = searchTimeoutMs(),
   ) {}
+
+  /** searches working at once: about one per core keeps the event loop's turns short */
+  private readonly gate = new Gate(Math.max(2, availableParallelism()));
 
   /**
    * Every mode. Semantic and hybrid searches embed the query first — the one step that may wait on
@@ -86,6 +91,15 @@ export class Search {
 
   private async first(t: string, request: SearchRequest, datasetIds: string[], started: number, at: Page, prepared?: PreparedQuery): Promise<SearchEnvelope> {
     const deadline = new Deadline(this.timeoutMs);
+    const leave = await this.gate.enter(deadline);
+    try {
+      return await this.collect(t, request, datasetIds, started, at, deadline, prepared);
+    } finally {
+      leave();
+    }
+  }
+
+  private async collect(t: string, request: SearchRequest, datasetIds: string[], started: number, at: Page, deadline: Deadline, prepared?: PreparedQuery): Promise<SearchEnvelope> {
     const limit = at.limit ?? request.limit ?? DEFAULT_LIMIT;
     const mode = searchMode(request);
     if (mode !== 'text' && !prepared) throw new Conflict(`a ${mode} search embeds its query first: call run()`);
@@ -130,6 +144,7 @@ export class Search {
           textSeqs[ds] = found!.seqs;
           if (ranksItself) total += found!.total - found!.seqs.length;
           for (let i = 0; i < found!.seqs.length; i++) {
+            if (deadline.due()) await deadline.pause(); // first: a record the filters refuse goes on to the next one
             const seq = found!.seqs[i];
             if (seq > cutoff) continue;
             const rec = needRecord ? this.store.records.get([t, d, seq]) : undefined;
@@ -137,7 +152,6 @@ export class Search {
             const hit: Hit = { ds, seq, score: found!.scores[i], rec };
             total++;
             top.push(needRecord ? seen(hit) : hit);
-            if (deadline.due()) await deadline.pause();
           }
           continue;
         }
