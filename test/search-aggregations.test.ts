@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Invalid } from '../src/engine/errors.js';
 import type { StoredRecord } from '../src/engine/records.js';
 import { createAggregator, validateAggregations, type AggregationSpec } from '../src/engine/search/aggregations.js';
+import { DATA } from './helpers/cli.js';
 
 function rec(body: string, metadata: Record<string, unknown>, time: string | null = null): StoredRecord {
   return {
@@ -12,7 +14,7 @@ function rec(body: string, metadata: Record<string, unknown>, time: string | nul
 }
 
 /** OpenStack_2k rows: Level, Pid and Component from their cells (quoted cells come after them), status/len parsed from the message. */
-const openstack: StoredRecord[] = readFileSync('/work/shared/data/loghub/OpenStack/OpenStack_2k.log_structured.csv', 'utf8')
+const openstack: StoredRecord[] = readFileSync(join(DATA, 'loghub/OpenStack/OpenStack_2k.log_structured.csv'), 'utf8')
   .split(/\r?\n/)
   .slice(1)
   .filter((l) => l !== '')

@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Invalid } from '../src/engine/errors.js';
 import type { StoredRecord } from '../src/engine/records.js';
 import { compileFilters, type TimeFilter, type WhereItem } from '../src/engine/search/filters.js';
+import { DATA } from './helpers/cli.js';
 
 function rec(body: string, metadata: Record<string, unknown>, time: string | null = null): StoredRecord {
   return {
@@ -23,7 +25,7 @@ function csvCells(line: string): string[] {
 }
 
 /** OpenStack_2k as a CSV ingest stores it: cells as strings, Content as body, Date+Time also as time; status parsed out as a number. */
-const [header, ...lines] = readFileSync('/work/shared/data/loghub/OpenStack/OpenStack_2k.log_structured.csv', 'utf8')
+const [header, ...lines] = readFileSync(join(DATA, 'loghub/OpenStack/OpenStack_2k.log_structured.csv'), 'utf8')
   .split(/\r?\n/)
   .filter((l) => l !== '');
 const names = csvCells(header);

@@ -4,22 +4,17 @@
  * the body; the framework's and Node's own refusals (400, 404, 413, 414, 415, 431) keep the
  * `{detail}` shape. A real app on loopback; the 500 is forced by making one engine call throw.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LIMITS } from '../src/api/limits.js';
 import { Unavailable } from '../src/engine/errors.js';
-import { startApp, type TestApp } from './helpers/app.js';
+import { useApp } from './helpers/app.js';
 import { client, expectStatus } from './helpers/http.js';
 import { rawRequest } from './helpers/raw.js';
 
-let t: TestApp;
-const http = client(() => t.url, () => ({ token: t.admin.token, tenant: t.admin.tenant_id }));
+const { t, http } = useApp();
 const long = (n: number) => 'a'.repeat(n);
 const ID = /^req_[0-9a-z]{26}$/;
 
-beforeAll(async () => {
-  t = await startApp();
-});
-afterAll(async () => t?.close());
 
 /** Runs `fn` with one engine method made to throw `err`, then puts it back. */
 async function failing<T>(target: object, method: string, err: Error, fn: () => Promise<T>): Promise<T> {

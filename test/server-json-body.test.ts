@@ -3,24 +3,21 @@
  * parsed (one 10,000 levels deep in a source's parse_config answered 500); otherwise they are
  * parsed as Fastify does, with malformed JSON a 422 json_invalid and an oversized body a 413.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../src/api/limits.js';
 import { nestsDeeperThan } from '../src/engine/ingest/depth.js';
-import { startApp, type TestApp } from './helpers/app.js';
-import { client, expectStatus } from './helpers/http.js';
+import { useApp } from './helpers/app.js';
+import { expectStatus } from './helpers/http.js';
 
-let t: TestApp;
-const http = client(() => t.url, () => ({ token: t.admin.token, tenant: t.admin.tenant_id }));
+const { t, http } = useApp();
 
 const long = (n: number) => 'a'.repeat(n);
 const nested = (depth: number, inner = '1') => '['.repeat(depth) + inner + ']'.repeat(depth);
 const json = (path: string, body: string, method = 'POST') => http.call(method, path, { body, contentType: 'application/json' });
 
 beforeAll(async () => {
-  t = await startApp();
   expectStatus(await http.post('/v1/admin/datasets', { dataset_id: 'logs' }), 201);
 });
-afterAll(async () => t?.close());
 
 describe('JSON bodies', () => {
   it('refuses a body nested 10,000 deep with 422 at loc body naming the limit', async () => {

@@ -4,16 +4,15 @@
  * loopback with a real data dir. The fuzzing that found these answered 500 (a tenant id or an id
  * past LMDB's key size); each case here must be a 4xx in the `{detail}` shape, naming the limit.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../src/api/limits.js';
 import { routesOf } from '../src/server/app.js';
 import { POLICY, policyKey } from '../src/server/policy.js';
-import { startApp, type TestApp } from './helpers/app.js';
-import { client, expectStatus, type Json, type Res } from './helpers/http.js';
+import { useApp } from './helpers/app.js';
+import { expectStatus, type Json, type Res } from './helpers/http.js';
 
-let t: TestApp;
 let platformKey: string;
-const http = client(() => t.url, () => ({ token: t.admin.token, tenant: t.admin.tenant_id }));
+const { t, http } = useApp();
 
 const long = (n: number) => 'a'.repeat(n);
 /** The route's path with every parameter set to `value`. */
@@ -26,11 +25,9 @@ function expectIssue(res: Res, loc: (string | number)[], type: string, limit: nu
 }
 
 beforeAll(async () => {
-  t = await startApp();
   expectStatus(await http.post('/v1/admin/datasets', { dataset_id: 'logs' }), 201);
   platformKey = expectStatus(await http.post('/v1/admin/platform-keys', { name: 'limits' }), 201).token;
 });
-afterAll(async () => t?.close());
 
 describe('headers', () => {
   it('answers a tenant header past LIMITS.id with 400 naming the limit on every tenant route, before any lookup', async () => {

@@ -3,9 +3,9 @@
  * address the client reached — never at the `Host` header, which would let a client have the
  * server sign URLs to a host of the client's choosing.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parsePublicUrl } from '../src/server/publicUrl.js';
-import { startApp, type TestApp } from './helpers/app.js';
+import { useApp } from './helpers/app.js';
 import { init, serve, tempDir } from './helpers/cli.js';
 import { client, expectStatus } from './helpers/http.js';
 
@@ -20,12 +20,7 @@ async function partUrl(http: ReturnType<typeof client>, dataset: string): Promis
 }
 
 describe('part URLs of an app with no public URL', () => {
-  let t: TestApp;
-  const http = client(() => t.url, () => ({ token: t.admin.token, tenant: t.admin.tenant_id }));
-  beforeAll(async () => {
-    t = await startApp();
-  });
-  afterAll(async () => t?.close());
+  const { t, http } = useApp();
 
   it('use the address the client reached, whatever Host says, and work there', async () => {
     const url = await partUrl(http, 'bound');
@@ -36,12 +31,7 @@ describe('part URLs of an app with no public URL', () => {
 });
 
 describe('part URLs of an app with a public URL', () => {
-  let t: TestApp;
-  const http = client(() => t.url, () => ({ token: t.admin.token, tenant: t.admin.tenant_id }));
-  beforeAll(async () => {
-    t = await startApp({ publicUrl: parsePublicUrl('https://svc.example.com/base/') });
-  });
-  afterAll(async () => t?.close());
+  const { t, http } = useApp({ publicUrl: parsePublicUrl('https://svc.example.com/base/') });
 
   it('use it, whatever Host says', async () => {
     expect(await partUrl(http, 'public')).toMatch(/^https:\/\/svc\.example\.com\/base\/v1\/uploads\/[^/]+\/parts\/1\?/);

@@ -4,24 +4,21 @@
  * `{detail}` shape while other credentials go on; /healthz is never limited. Off unless
  * configured in buildApp; on by default in `svc serve` (SVC_RATE_LIMIT).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { rateLimitFromEnv, SERVE_RATE_LIMIT_PER_MINUTE } from '../src/server/rateLimit.js';
-import { startApp, type TestApp } from './helpers/app.js';
+import { useApp } from './helpers/app.js';
 import { init, serve, tempDir } from './helpers/cli.js';
 import { client, expectStatus, until } from './helpers/http.js';
 
 const LIMIT = 3;
 
 describe('an app with a limit', () => {
-  let t: TestApp;
   let other: string;
-  const http = client(() => t.url, () => ({ token: t.admin.token, tenant: t.admin.tenant_id }));
+  const { t, http } = useApp({ rateLimit: { max: LIMIT, windowMs: 60_000 } });
   beforeAll(async () => {
-    t = await startApp({ rateLimit: { max: LIMIT, windowMs: 60_000 } });
     // minting counts against the admin's own session: one request of its budget
     other = expectStatus(await http.post('/v1/admin/api-keys', { name: 'other', role: 'member' }), 201).token;
   });
-  afterAll(async () => t?.close());
 
   it('answers the request past the limit from one token 429 with Retry-After, while another token still gets 200', async () => {
     for (let i = 1; i < LIMIT; i++) expectStatus(await http.get('/v1/datasets'), 200);
@@ -42,12 +39,7 @@ describe('an app with a limit', () => {
 });
 
 describe('an app without a limit', () => {
-  let t: TestApp;
-  const http = client(() => t.url, () => ({ token: t.admin.token, tenant: t.admin.tenant_id }));
-  beforeAll(async () => {
-    t = await startApp();
-  });
-  afterAll(async () => t?.close());
+  const { t, http } = useApp();
 
   it('limits nothing', async () => {
     const answers = await Promise.all(Array.from({ length: 50 }, () => http.get('/v1/datasets')));

@@ -3,9 +3,9 @@
  * percent-decoding, as the query parser decodes them (`%73ig=` is `sig=`), and a malformed escape
  * neither throws nor hides a request from the log.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { redactUrl } from '../src/server/redact.js';
-import { startApp, type TestApp } from './helpers/app.js';
+import { useApp } from './helpers/app.js';
 import { client, expectStatus } from './helpers/http.js';
 
 describe('redactUrl', () => {
@@ -25,12 +25,7 @@ describe('redactUrl', () => {
 });
 
 describe('the access log', () => {
-  let t: TestApp;
-  const http = client(() => t.url, () => ({ token: t.admin.token, tenant: t.admin.tenant_id }));
-  beforeAll(async () => {
-    t = await startApp();
-  });
-  afterAll(async () => t?.close());
+  const { t, http } = useApp();
 
   it('redacts ?%73ig=secret and survives a malformed escape', async () => {
     expectStatus(await http.get('/v1/datasets?%73ig=s3cr3t-value&%zz=1&ok=yes'), 200);

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll } from 'vitest';
 import { Engine } from '../../src/engine/index.js';
 import { buildApp, type AppOptions } from '../../src/server/app.js';
 import { init, tempDir } from './cli.js';
+import { client } from './http.js';
 
 export interface TestApp {
   url: string;
@@ -37,4 +39,18 @@ export async function startApp(opts: Omit<AppOptions, 'log'> = {}): Promise<Test
       dir.remove();
     },
   };
+}
+
+/**
+ * One app for the enclosing describe block (or file), started before its tests and closed after
+ * them: `t` stands for it once started, and `http` acts as its first admin.
+ */
+export function useApp(opts: Omit<AppOptions, 'log'> = {}): { t: TestApp; http: ReturnType<typeof client> } {
+  let current: TestApp | undefined;
+  beforeAll(async () => {
+    current = await startApp(opts);
+  });
+  afterAll(async () => current?.close());
+  const t = new Proxy({} as TestApp, { get: (_, key) => current![key as keyof TestApp] });
+  return { t, http: client(() => t.url, () => ({ token: t.admin.token, tenant: t.admin.tenant_id })) };
 }
