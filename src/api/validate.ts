@@ -1,5 +1,5 @@
 import type { Static, TSchema } from '@sinclair/typebox';
-import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { TypeCompiler, type TypeCheck, type ValueError } from '@sinclair/typebox/compiler';
 import { Invalid } from '../engine/errors.js';
 import { LIMITS } from './limits.js';
 
@@ -13,8 +13,8 @@ export function validate<T extends TSchema>(schema: T, value: unknown, location:
   let check = compiled.get(schema);
   if (!check) compiled.set(schema, (check = TypeCompiler.Compile(schema)));
   if (check.Check(value)) return value as Static<T>;
-  const errors = [];
-  for (const e of check.Errors(value)) if (errors.push(e) >= LIMITS.validationIssues) break;
+  const errors: ValueError[] = [];
+  for (const e of check.Errors(value)) if (errors.push(within(e)) >= LIMITS.validationIssues) break;
   const issues = errors.map((e) => ({
     loc: [location, ...e.path.split('/').slice(1).map((p) => (/^\d+$/.test(p) ? Number(p) : p))],
     msg: e.message,
@@ -22,4 +22,19 @@ export function validate<T extends TSchema>(schema: T, value: unknown, location:
     input: e.value,
   }));
   throw new Invalid(issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; '), issues);
+}
+
+const JSON_TYPE = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' ? 'number' : typeof v);
+
+/**
+ * A value that fails a union (a string or null, say) fails the member of its own type the way that
+ * matters — too long, too many — and that is the error to report, not "Expected union value".
+ */
+function within(e: ValueError): ValueError {
+  for (const variant of e.errors) {
+    const inner = variant.First();
+    const type = inner?.schema.type === 'integer' ? 'number' : inner?.schema.type;
+    if (inner && type === JSON_TYPE(e.value)) return within(inner);
+  }
+  return e;
 }
