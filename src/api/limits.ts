@@ -78,5 +78,9 @@ export const LIMITS = {
   sql: 100_000,
   /** the bytes of one SQL result page as JSON */
   sqlResultBytes: 32 * 2 ** 20,
+  /** records one materialized view may hold, and one ranked export may rank (SVC_VIEW_MAX_RECORDS lowers or raises it); more is refused, never cut */
+  viewRecords: 1_000_000,
+  /** columns one CSV or Parquet export may select */
+  exportFields: 200,
 } as const;
 

@@ -11,9 +11,12 @@ export const RETENTION_EVERY_MS = 3600_000;
 
 /**
  * A periodic job that deletes records older than their dataset's or source's `retention_days`
- * (by the record's own time, else when it was ingested). It re-enqueues itself.
+ * (by the record's own time, else when it was ingested), then runs the other sweeps. It re-enqueues itself.
  */
 export class Retention {
+  /** other upkeep that runs with each retention pass: expired views, old export files */
+  readonly sweeps: ((nowMs: number) => Promise<void>)[] = [];
+
   constructor(
     private readonly store: Store,
     private readonly jobs: JobQueue,
@@ -51,6 +54,7 @@ export class Retention {
         }
       }
     }
+    for (const sweep of this.sweeps) await sweep(nowMs);
     await this.schedule(nowMs + RETENTION_EVERY_MS);
     return deleted;
   }

@@ -1,10 +1,11 @@
 import { availableParallelism } from 'node:os';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { SearchRequest, type ResultRecord, type SearchEnvelope } from '../../api/search.js';
 import { validate } from '../../api/validate.js';
 import type { Caller } from '../auth/caller.js';
 import type { Datasets } from '../datasets/datasets.js';
 import { LIMITS } from '../../api/limits.js';
-import { Conflict, Invalid } from '../errors.js';
+import { Conflict, Invalid, NotFound, Refused } from '../errors.js';
 import type { StoredRecord } from '../records.js';
 import type { Store } from '../store/db.js';
 import { analyze } from '../text/analyzer.js';
@@ -21,6 +22,13 @@ import { TopK } from './topK.js';
 import { FUSION_NAME, SEMANTIC_DEPTH, type PreparedQuery, type SemanticSearch } from '../vector/semanticSearch.js';
 
 export const DEFAULT_LIMIT = 20;
+/** records a batch of `all` holds (and at most `LIMITS.pageBytes` of them) */
+const BATCH = 500;
+/** how long `all` may rank: it serves jobs and view creation, not a waiting page */
+const LONG_MS = 30 * 60_000;
+const NO_TERMS = new Set<string>();
+/** The most records one materialized view or ranked export holds (SVC_VIEW_MAX_RECORDS, else `LIMITS.viewRecords`). */
+export const maxAnswerRecords = (env = process.env) => (Number(env.SVC_VIEW_MAX_RECORDS) > 0 ? Math.floor(Number(env.SVC_VIEW_MAX_RECORDS)) : LIMITS.viewRecords);
 const SCORE_KIND: Record<string, string> = { semantic: 'cosine', hybrid: FUSION_NAME };
 
 /** `mode` wins; else `semantic: true` is hybrid when there is text, semantic when there is none. */
@@ -30,6 +38,9 @@ export function searchMode(req: SearchRequest): 'text' | 'semantic' | 'hybrid' {
 export const DEFAULT_MAX_EXPANSION_TERMS = 50;
 
 interface Hit extends RankedHit { rec?: StoredRecord; group?: string }
+/** One record of an answer and where it lives: what views copy and exports write. */
+export interface Found { dataset_id: string; seq: number; record: ResultRecord }
+interface Ranking { hits: Hit[]; total: number; terms: Set<string>; scoreKind: string; mode: string; aggregations: Record<string, unknown>; cutoffs: number[]; now: number }
 /** Which page of a search to answer; `replay` runs a search again for a cursor whose handle is gone. */
 interface Page { offset: number; limit?: number; replay?: { search_id: string; cutoffs: number[]; now: number } }
 
@@ -101,21 +112,28 @@ export class Search {
 
   private async collect(t: string, request: SearchRequest, datasetIds: string[], started: number, at: Page, deadline: Deadline, prepared?: PreparedQuery): Promise<SearchEnvelope> {
     const limit = at.limit ?? request.limit ?? DEFAULT_LIMIT;
+    const r = await this.rank(t, request, datasetIds, at, LIMITS.rankingDepth, deadline, prepared);
+    const page = this.results(t, datasetIds, r.hits.slice(at.offset, at.offset + limit), r.scoreKind, r.terms);
+    const end = at.offset + page.used;
+    const handle = this.handles.create(
+      t,
+      { request, datasets: datasetIds, mode: r.mode, score_kind: r.scoreKind, terms: [...r.terms], aggregations: r.aggregations, total: r.total, ranked: r.hits.length, cutoffs: r.cutoffs, now: r.now },
+      r.hits.map(({ ds, seq, score }) => ({ ds, seq, score })),
+      at.replay?.search_id,
+    );
+    return this.envelope(handle, page.records, r.hits.length > end ? encodeCursor(handle, end) : null, started);
+  }
+
+  /** Every match of the request counted and aggregated; the best `depth` of them ranked. */
+  private async rank(t: string, request: SearchRequest, datasetIds: string[], at: Page, depth: number, deadline: Deadline, prepared?: PreparedQuery): Promise<Ranking> {
+    const limit = at.limit ?? request.limit ?? DEFAULT_LIMIT;
     const mode = searchMode(request);
     if (mode !== 'text' && !prepared) throw new Conflict(`a ${mode} search embeds its query first: call run()`);
     const now = at.replay?.now ?? Date.now();
     const cutoffs = at.replay?.cutoffs ?? datasetIds.map((d) => this.datasets.state(t, d).seq);
-
-    const filter = compileFilters(request.where, request.time, new Date(now));
-    const query = request.q?.trim() ? compileQuery(request.q) : null;
-    const aggregator = request.aggregations?.length ? createAggregator(request.aggregations) : null;
-    const text = request.text?.trim() ?? '';
-    const scoringText = [text, query?.scoringText ?? ''].join(' ').trim();
-    const terms = new Set(analyze(scoringText));
-    if (terms.size > LIMITS.queryTerms) throw tooManyTerms(terms.size);
+    const plan = this.plan(request, now);
+    const { filter, query, aggregator, terms, scoringText, text, needRecord, accept } = plan;
     const collapse = request.collapse?.field;
-    const needRecord = Boolean(filter || query || aggregator || collapse);
-    const accept = (rec: StoredRecord) => (!query || query.matches(rec)) && (!filter || filter(rec));
     const groups = collapse ? new Set<string>() : null;
     // every accepted match is seen once, whether or not it stays in the ranking; the ranking keeps
     // no record (10,000 of them could be gigabytes): a page reads its own again
@@ -125,7 +143,7 @@ export class Search {
       h.rec = undefined;
       return h;
     };
-    const top = new TopK<Hit>(LIMITS.rankingDepth, better);
+    const top = new TopK<Hit>(depth, better);
     let total = 0;
     const textSeqs: Float64Array[] = [];
 
@@ -136,7 +154,7 @@ export class Search {
         // without a test per record, the worker keeps the ranking itself and sends only its top
         const ranksItself = mode === 'text' && !needRecord && !at.replay;
         const cutoff = cutoffs[ds];
-        const found = scoringText ? await this.text.search(t, d, scoringText, { ...options, top: ranksItself ? LIMITS.rankingDepth : undefined }, deadline.ms) : null;
+        const found = scoringText ? await this.text.search(t, d, scoringText, { ...options, top: ranksItself ? depth : undefined }, deadline.ms) : null;
         for (const term of found?.terms ?? []) terms.add(term);
         // what the text index held is what this search saw: records committed after it are not in it
         if (found && !at.replay) cutoffs[ds] = Math.min(cutoffs[ds], found.seq);
@@ -186,24 +204,28 @@ export class Search {
       const added = mode === 'semantic' ? vector : vector.filter((h) => !textSeqs[h.ds] || indexOfSeq(textSeqs[h.ds], h.seq) < 0);
       if (needRecord) for (const h of added) seen(h);
       total = mode === 'semantic' ? vector.length : total + added.length;
-      hits = (mode === 'semantic' ? vector : this.vectors!.fuse(hits, vector)).sort(byRank).slice(0, LIMITS.rankingDepth);
+      hits = (mode === 'semantic' ? vector : this.vectors!.fuse(hits, vector)).sort(byRank).slice(0, depth);
     }
     if (collapse) {
       hits = collapseHits(hits, collapse);
       total = groups!.size;
     }
-
     const scoreKind = SCORE_KIND[mode] ?? (scoringText ? 'bm25' : 'none');
-    const page = this.results(t, datasetIds, hits.slice(at.offset, at.offset + limit), scoreKind, terms);
-    const end = at.offset + page.used;
-    const more = hits.length > end;
-    const handle = this.handles.create(
-      t,
-      { request, datasets: datasetIds, mode, score_kind: scoreKind, terms: [...terms], aggregations: aggregator?.result() ?? {}, total, ranked: hits.length, cutoffs, now },
-      more || at.offset > 0 ? hits.map(({ ds, seq, score }) => ({ ds, seq, score })) : undefined,
-      at.replay?.search_id,
-    );
-    return this.envelope(handle, page.records, more ? encodeCursor(handle, end) : null, started);
+    return { hits, total, terms, scoreKind, mode, aggregations: aggregator?.result() ?? {}, cutoffs, now };
+  }
+
+  /** What a request tests and scores; `accept` is the test of one record. */
+  private plan(request: SearchRequest, now: number) {
+    const filter = compileFilters(request.where, request.time, new Date(now));
+    const query = request.q?.trim() ? compileQuery(request.q) : null;
+    const aggregator = request.aggregations?.length ? createAggregator(request.aggregations) : null;
+    const text = request.text?.trim() ?? '';
+    const scoringText = [text, query?.scoringText ?? ''].join(' ').trim();
+    const terms = new Set(analyze(scoringText));
+    if (terms.size > LIMITS.queryTerms) throw tooManyTerms(terms.size);
+    const needRecord = Boolean(filter || query || aggregator || request.collapse?.field);
+    const accept = (rec: StoredRecord) => (!query || query.matches(rec)) && (!filter || filter(rec));
+    return { filter, query, aggregator, text, scoringText, terms, needRecord, accept };
   }
 
   private page(t: string, handle: SearchHandle, offset: number, limit: number, started: number): SearchEnvelope {
@@ -219,21 +241,104 @@ export class Search {
    * record deleted or replaced since the search first ran is no longer there to show.
    */
   private results(t: string, datasets: string[], hits: Hit[], scoreKind: string, terms: Set<string>): { records: ResultRecord[]; used: number } {
-    const records: ResultRecord[] = [];
+    const { found, used } = this.found(t, datasets, hits, scoreKind, terms);
+    return { records: found.map((f) => f.record), used };
+  }
+
+  private found(t: string, datasets: string[], hits: Hit[], scoreKind: string, terms: Set<string>): { found: Found[]; used: number } {
+    const found: Found[] = [];
     let bytes = 0;
     let used = 0;
     for (const h of hits) {
       const d = datasets[h.ds];
       const rec = h.rec ?? this.store.records.get([t, d, h.seq]);
       if (rec) {
-        const size = rec.body.length + (rec.title?.length ?? 0) + JSON.stringify(rec.metadata).length;
-        if (records.length > 0 && bytes + size > LIMITS.pageBytes) break;
+        const size = recordBytes(rec);
+        if (found.length > 0 && bytes + size > LIMITS.pageBytes) break;
         bytes += size;
-        records.push(toResult(t, d, rec, h.score, scoreKind, terms));
+        found.push({ dataset_id: d, seq: h.seq, record: toResult(t, d, rec, h.score, scoreKind, terms) });
       }
       used++;
     }
-    return { records, used };
+    return { found, used };
+  }
+
+  /** The handle of a search this process still holds; 404 once it expired. */
+  handle(caller: Caller, searchId: string): SearchHandle {
+    const handle = this.handles.get(caller.tenant_id, searchId);
+    if (!handle) throw new NotFound(`search '${searchId}' not found: it expired or is unknown (a search is kept in memory for an hour at most): run it again`);
+    return handle;
+  }
+
+  /** A request as it would run now — its datasets, their last records, the time — for running it later exactly so. */
+  freeze(caller: Caller, request: SearchRequest): Frozen {
+    const datasets = this.scope(caller.tenant_id, request);
+    return { request: { ...request, cursor: null }, datasets, cutoffs: datasets.map((d) => this.datasets.state(caller.tenant_id, d).seq), now: Date.now() };
+  }
+
+  /**
+   * Every record of an answer, best first, in batches: what the pages of a search handle hold, or
+   * every match of a (frozen) request — at most `max`: more is refused naming the cap, never cut.
+   * A request without scoring text streams straight from the store, newest first, in flat memory;
+   * one with it holds its ranking (16 bytes a match) while its records stream.
+   */
+  async *all(caller: Caller, source: { searchId: string } | Frozen, max: number): AsyncGenerator<Found[]> {
+    const t = caller.tenant_id;
+    if ('searchId' in source) {
+      const h = this.handle(caller, source.searchId);
+      yield* this.batches(t, h.datasets, this.handles.hits(t, h.search_id, 0, h.ranked), h.score_kind, new Set(h.terms));
+      return;
+    }
+    const { request, datasets, cutoffs, now } = source;
+    this.scope(t, { datasets }); // each still there
+    const mode = searchMode(request);
+    const plan = this.plan(request, now);
+    const deadline = new Deadline(LONG_MS);
+    if (mode === 'text' && !plan.scoringText && !request.collapse) return yield* this.scan(t, source, plan.needRecord ? plan.accept : null, max, deadline);
+    const prepared = mode === 'text' || !this.vectors ? undefined : await this.vectors.prepare(t, datasets, request, mode);
+    const leave = await this.gate.enter(deadline);
+    let r: Ranking;
+    try {
+      r = await this.rank(t, request, datasets, { offset: 0, replay: { search_id: '', cutoffs, now } }, max + 1, deadline, prepared);
+    } finally {
+      leave();
+    }
+    if (r.hits.length > max) throw tooMany(max);
+    yield* this.batches(t, datasets, r.hits, r.scoreKind, r.terms);
+  }
+
+  private async *batches(t: string, datasets: string[], hits: Hit[], scoreKind: string, terms: Set<string>): AsyncGenerator<Found[]> {
+    for (let i = 0; i < hits.length; ) {
+      const { found, used } = this.found(t, datasets, hits.slice(i, i + BATCH), scoreKind, terms);
+      i += used;
+      if (found.length > 0) yield found;
+      await nextTurn(); // a consumer whose writes resolve at once would otherwise never let the loop turn
+    }
+  }
+
+  /** Unscored matches in the search's own order (dataset by dataset, newest first), a batch per read transaction. */
+  private async *scan(t: string, f: Frozen, accept: ((rec: StoredRecord) => boolean) | null, max: number, deadline: Deadline): AsyncGenerator<Found[]> {
+    let n = 0;
+    for (let ds = 0; ds < f.datasets.length; ds++) {
+      const d = f.datasets[ds];
+      for (let from = f.cutoffs[ds]; from > 0; ) {
+        const batch: Found[] = [];
+        let bytes = 0;
+        let last = 0;
+        for (const { value: rec } of this.store.records.getRange({ start: [t, d, from], end: [t, d, 0], reverse: true })) {
+          last = rec.seq;
+          if (!accept || accept(rec)) {
+            if (++n > max) throw tooMany(max);
+            batch.push({ dataset_id: d, seq: rec.seq, record: toResult(t, d, rec, 0, 'none', NO_TERMS) });
+            bytes += recordBytes(rec);
+          }
+          if (batch.length >= BATCH || bytes >= LIMITS.pageBytes || deadline.due()) break;
+        }
+        from = last > 0 ? last - 1 : 0;
+        if (batch.length > 0) yield batch;
+        await deadline.pause();
+      }
+    }
   }
 
   private envelope(handle: SearchHandle, records: ResultRecord[], next: string | null, started: number): SearchEnvelope {
@@ -290,6 +395,11 @@ const scoreLookup = (seqs: Float64Array, scores: Float64Array) => (seq: number) 
   const i = indexOfSeq(seqs, seq);
   return i < 0 ? 0 : scores[i];
 };
+
+const recordBytes = (rec: StoredRecord) => rec.body.length + (rec.title?.length ?? 0) + JSON.stringify(rec.metadata).length;
+
+const tooMany = (max: number) =>
+  new Refused(`the answer holds more than ${max.toLocaleString('en-US')} records, the most one view or ranked export may hold: narrow the search`, 'too_many_records', 422);
 
 const tooManyTerms = (n: number) => {
   const msg = `the search looks up ${n} distinct terms; at most ${LIMITS.queryTerms}`;
