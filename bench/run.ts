@@ -10,6 +10,7 @@
  *   npm run bench -- semantic  embedding throughput, HNSW recall, nDCG text/semantic/hybrid
  *   npm run bench -- query-parse   q parse time at 1, 4 and 16 KB for pathological shapes
  *   npm run bench -- load      search at 50 and 200 connections, with and without a streaming ingest; heavy searches on 1M records
+ *   npm run bench -- export    1M records exported to NDJSON and CSV vs LMDB → JSON.stringify, server RSS
  * Names can be combined: npm run bench -- ingest relevance
  */
 import { cpus, loadavg } from 'node:os';
@@ -30,6 +31,7 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   semantic: async () => (await import('./semantic.js')).semanticBench(),
   'query-parse': async () => (await import('./queryParse.js')).queryParseBench(),
   load: async () => (await import('./load.js')).loadBench(),
+  export: async () => (await import('./export.js')).exportBench(),
 };
 const DEFAULT = ['ingest', 'latency', 'relevance'];
 

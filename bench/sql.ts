@@ -38,7 +38,7 @@ function csvRows(path: string): Promise<Record<string, string>[]> {
 }
 
 /** The Loghub structured CSVs as log records (typed cells, a `system` field), cycled to `total` lines of NDJSON. */
-async function writeRecords(file: string, total: number): Promise<void> {
+export async function writeRecords(file: string, total: number): Promise<void> {
   const base: Record<string, unknown>[] = [];
   for (const system of SYSTEMS) {
     for (const row of await csvRows(join(DATA, 'loghub', system, `${system}_2k.log_structured.csv`))) {
