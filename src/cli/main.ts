@@ -15,6 +15,9 @@ import { sourcesCommand } from './commands/sources.js';
 import { sqlCommand } from './commands/sql.js';
 import { EXIT, exitCodeOf } from './context.js';
 import { OUTPUT_FORMATS } from './output.js';
+import { watchStdout } from './stdout.js';
+
+watchStdout();
 
 const program = new Command('svc')
   .description('Search and retrieval for operational data: full-text, SQL and semantic search with provenance.')

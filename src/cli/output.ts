@@ -1,4 +1,4 @@
-import { format as csvFormat } from 'fast-csv';
+import { writeToString } from 'fast-csv';
 
 export type OutputFormat = 'table' | 'json' | 'ndjson' | 'csv';
 export const OUTPUT_FORMATS: OutputFormat[] = ['table', 'json', 'ndjson', 'csv'];
@@ -10,28 +10,27 @@ export function outputFormat(opts: { output?: string; json?: boolean }, isTTY = 
   return isTTY ? 'table' : 'json';
 }
 
-type Row = Record<string, unknown>;
+export type Row = Record<string, unknown>;
 
 /** A column may name a nested member: `provenance.line` (unless the row has a member of that very name). */
 const pick = (row: Row, column: string): unknown => Object.hasOwn(row, column) ? row[column] : column.split('.').reduce<unknown>((v, k) => (v == null ? undefined : (v as Row)[k]), row);
 
 const cell = (v: unknown): string => (v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 
-function table(rows: Row[], columns: string[]): string {
-  const widths = columns.map((c) => Math.min(60, Math.max(c.length, ...rows.map((r) => cell(pick(r, c)).length))));
+/** Column widths for these rows (capped: a long body is cut, not the table widened). */
+export const tableWidths = (rows: Row[], columns: string[]): number[] => columns.map((c) => Math.min(60, Math.max(c.length, ...rows.map((r) => cell(pick(r, c)).length))));
+
+/** Rows as table lines in the given widths, under a header line when `header` is set. */
+export function tableText(rows: Row[], columns: string[], widths = tableWidths(rows, columns), header = true): string {
   const line = (values: string[]) => values.map((v, i) => (v.length > widths[i] ? v.slice(0, widths[i] - 1) + '…' : v.padEnd(widths[i]))).join('  ').trimEnd();
-  return [line(columns.map((c) => c.split('.').pop()!.toUpperCase())), ...rows.map((r) => line(columns.map((c) => cell(pick(r, c)).replace(/\s+/g, ' '))))].join('\n') + '\n';
+  const lines = rows.map((r) => line(columns.map((c) => cell(pick(r, c)).replace(/\s+/g, ' '))));
+  if (header) lines.unshift(line(columns.map((c) => c.split('.').pop()!.toUpperCase())));
+  return lines.length ? lines.join('\n') + '\n' : '';
 }
 
-async function csv(rows: Row[], columns: string[], out: NodeJS.WritableStream): Promise<void> {
-  await new Promise<void>((resolve, reject) => {
-    const stream = csvFormat({ headers: columns, includeEndRowDelimiter: true }); // a text file ends with a newline
-    stream.on('error', reject).on('end', resolve);
-    stream.pipe(out, { end: false });
-    for (const r of rows) stream.write(Object.fromEntries(columns.map((c) => [c, cell(pick(r, c))])));
-    stream.end();
-  });
-}
+/** Rows as CSV lines, a text file's way (each ending with a newline), under the header when `header` is set. */
+export const csvText = async (rows: Row[], columns: string[], header = true): Promise<string> =>
+  !header && rows.length === 0 ? '' : writeToString(rows.map((r) => Object.fromEntries(columns.map((c) => [c, cell(pick(r, c))]))), { headers: columns, writeHeaders: header, alwaysWriteHeaders: header, includeEndRowDelimiter: true });
 
 /**
  * Writes a command's result. `value` is the whole answer (json); `rows` are its items (one a line in
@@ -42,7 +41,7 @@ export async function emit(fmt: OutputFormat, value: unknown, list?: { rows: Row
   const columns = list?.columns ?? Object.keys(value as Row);
   if (fmt === 'json') out.write(JSON.stringify(value, null, 2) + '\n');
   else if (fmt === 'ndjson') out.write(rows.map((r) => JSON.stringify(r) + '\n').join(''));
-  else if (fmt === 'csv') await csv(rows, columns, out);
-  else if (list) out.write(table(rows, columns));
+  else if (fmt === 'csv') out.write(await csvText(rows, columns));
+  else if (list) out.write(tableText(rows, columns));
   else out.write(Object.entries(value as Row).map(([k, v]) => `${k}: ${cell(v)}`).join('\n') + '\n');
 }
