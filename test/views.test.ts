@@ -7,9 +7,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { Engine } from '../src/engine/index.js';
 import type { Store } from '../src/engine/store/db.js';
+import { buildApp } from '../src/server/app.js';
 import { useApp } from './helpers/app.js';
-import { DATA } from './helpers/cli.js';
+import { DATA, init, tempDir } from './helpers/cli.js';
 import { client, expectStatus, until, type Json } from './helpers/http.js';
 
 const SSH = readFileSync(join(DATA, 'loghub/OpenSSH/OpenSSH_2k.log'), 'utf8').split(/\r?\n/).filter((l) => l !== '');
@@ -292,5 +294,42 @@ describe('creating and reading views', () => {
     expect(keys([p, 'viewrec', view.view_id])).toBe(12);
     expectStatus(await http.del(`/v1/platform/tenants/${p}`, { token: plat, tenant: null }), 200);
     for (const kind of ['view', 'viewrec', 'viewref']) expect(keys([p, kind])).toBe(0);
+  });
+});
+
+describe('a view made on a full store', () => {
+  it('answers 507 disk_full, is never listed, and is swept once the store has room', async () => {
+    const dir = tempDir('svc-views-full-');
+    const admin = init(dir.path);
+    /** the app over `dir`, its store capped at `mapSize` bytes when given */
+    const serve = async (mapSize?: number) => {
+      const engine = await Engine.open(dir.path, { mapSize });
+      const app = await buildApp(engine, { log: () => {} });
+      const url = await app.listen({ host: '127.0.0.1', port: 0 });
+      const api = client(url, { token: admin.token, tenant: admin.tenant_id });
+      const stored = (engine as unknown as { store: Store }).store;
+      const close = async () => { await app.close(); await engine.close({ drain: false }); };
+      return { engine, api, stored, close };
+    };
+    try {
+      let s = await serve();
+      await dataset('full', rows('full', 0, 2000), s.api);
+      const { lastPageNumber, pageSize } = s.stored.env.getStats() as { lastPageNumber: number; pageSize: number };
+      await s.close();
+      // room for the view's first batch of records, not for the rest
+      s = await serve((lastPageNumber + 1) * pageSize + 64 * 1024);
+      const res = await s.api.post('/v1/views', { name: 'no room', search_request: { datasets: ['full'] } });
+      expect(res.status, res.text).toBe(507);
+      expect(res.body.detail).toMatchObject({ code: 'disk_full' });
+      expect(expectStatus(await s.api.get('/v1/views'), 200).views).toEqual([]);
+      await s.close();
+      s = await serve();
+      expect(s.stored.meta.getKeysCount({ start: [admin.tenant_id, 'view'], end: [admin.tenant_id, 'view', '\uffff'] })).toBe(1);
+      for (const sweep of s.engine.retention.sweeps) await sweep(Date.now());
+      for (const kind of ['view', 'viewrec', 'viewref']) expect(s.stored.meta.getKeysCount({ start: [admin.tenant_id, kind], end: [admin.tenant_id, kind, '\uffff'] })).toBe(0);
+      await s.close();
+    } finally {
+      dir.remove();
+    }
   });
 });
