@@ -100,6 +100,16 @@ describe('materialized views', () => {
     expect(first).toMatchObject({ view_id: view.view_id, kind: 'materialized', expires_at: null, returned: 20, total: { relation: 'eq', value: 400 } });
   });
 
+  it('gives every record to a reader of the whole view (what an export writes), in order', async () => {
+    const view = await create({ search_request: { datasets: ['ssh'] } });
+    const caller = t.engine.localCaller(tenant());
+    const batches = [];
+    for await (const batch of t.engine.views.all(caller, view.view_id)) batches.push(batch);
+    expect(batches.length).toBeGreaterThan(0);
+    expect(batches.flat().map((f) => f.record)).toEqual(await allRecords(view.view_id, 1000));
+    expect(batches.flat().every((f) => f.dataset_id === 'ssh' && f.seq > 0)).toBe(true);
+  });
+
   it('read after its records were replaced, answers their old content byte for byte', async () => {
     await dataset('replace', rows('rp', 400, 30));
     const view = await create({ search_request: { datasets: ['replace'] } });

@@ -16,6 +16,8 @@ import { recordKey, removeView, stateKey, toView, under, type ViewState } from '
 
 const LIST_LIMIT = 50;
 const RECORDS_LIMIT = 20;
+/** records one read of a whole view takes */
+const BATCH = 500;
 
 /**
  * Saved searches. A materialized view holds a copy of its answer's records, in order, as they
@@ -133,6 +135,22 @@ export class Views {
     const cursor = q.cursor ? recordsCursor.search(q.cursor, state.view_id) : null;
     const run = await this.search.run(caller, { ...state.search_request, limit: q.limit ?? RECORDS_LIMIT, cursor });
     return { total: run.total, records: run.records, next_cursor: run.next_cursor && recordsCursor.live(state.view_id, run.next_cursor) };
+  }
+
+  /**
+   * Every record of a view, in its order, in batches (what an export of it writes): a materialized
+   * view's copy as it stands, a batch per read; a live view's request run once more, up to the cap.
+   */
+  async *all(caller: Caller, viewId: string): AsyncGenerator<Found[]> {
+    const t = caller.tenant_id;
+    const state = this.state(t, viewId);
+    if (state.kind === 'live') return yield* this.search.all(caller, this.search.freeze(caller, state.search_request), maxAnswerRecords());
+    for (let from = 0; ; ) {
+      const batch = [...this.store.meta.getRange({ ...under([t, 'viewrec', viewId], recordKey(t, viewId, from)), limit: BATCH })];
+      if (batch.length > 0) yield batch.map((e) => e.value as Found);
+      if (batch.length < BATCH) return;
+      from = (batch[batch.length - 1].key[3] as number) + 1;
+    }
   }
 
   /** Removes expired views, and what a stopped process left half made or half removed. */
