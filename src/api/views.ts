@@ -47,7 +47,8 @@ export type ViewList = Static<typeof ViewList>;
 
 export const ViewRecordsQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.cursor })),
+  /** a live view's cursor is its view id and a search cursor (up to `LIMITS.cursor`) */
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.id + 2 + LIMITS.cursor })),
 });
 export type ViewRecordsQuery = Static<typeof ViewRecordsQuery>;
 

@@ -30,6 +30,7 @@ import { openStore, type Store, type StoreOptions } from './store/db.js';
 import { TextIndexes } from './text/textIndexes.js';
 import { Semantic, type SemanticOptions } from './vector/semantic.js';
 import { Uploads } from './uploads/uploads.js';
+import { Views } from './views/views.js';
 
 export const DEFAULT_SESSION_TTL = 24 * 3600;
 /** How long after the last ingest of a dataset its text index is written to disk. */
@@ -69,6 +70,7 @@ export class Engine {
   private readonly ingestTokens: IngestTokens;
   private readonly tokenCache: TokenCache;
   readonly search: Search;
+  readonly views: Views;
   readonly fields: Fields;
   readonly semantic: Semantic;
   readonly sql: Sql;
@@ -98,6 +100,8 @@ export class Engine {
     this.deletion = new DataDeletion(store, this.jobs, this.datasets, this.sources, runs, blobs, this.text, this.sql.indexes);
     this.semantic = new Semantic(store, dataDir, this.datasets, this.sources, this.jobs, this.ingest, opts.semantic);
     this.search = new Search(store, this.datasets, this.text, new SearchHandles(), this.semantic.search);
+    this.views = new Views(store, this.search, () => this.directory.tenants().map((t) => t.tenant_id));
+    this.retention.sweeps.push((nowMs) => this.views.sweep(nowMs));
     this.fields = new Fields(store, this.datasets, this.sources, (t, d) => this.sql.fastFields(t, d));
   }
 

@@ -56,6 +56,12 @@ export const POLICY: Record<string, RoutePolicy> = {
   'POST /v1/admin/semantic/filters/backfill': admin,
   'GET /v1/admin/semantic/filters/backfill/:job_id': member,
 
+  'POST /v1/views': admin,
+  'GET /v1/views': member,
+  'GET /v1/views/:view_id': member,
+  'DELETE /v1/views/:view_id': admin,
+  'GET /v1/views/:view_id/records': member,
+
   'GET /v1/ingest/runs/:ingest_run_id': member,
   'GET /v1/ingest/runs': member,
   'POST /v1/ingest/runs/:ingest_run_id/retry': admin,

@@ -8,10 +8,11 @@ const BATCH = 2000;
 /** Called once deleted records are gone from the store, so that indexes besides the text index drop them too. */
 export const recordsDeleted: ((store: Store, tenantId: string, datasetId: string, seqs: number[]) => void)[] = [];
 
-type DeletedListener = (tenantId: string, datasetId: string, seqs: number[]) => Promise<void>;
+/** `ids` are the deleted records' own ids, in the order of `seqs`: what a copy of a record made before a re-ingest replaced it still shares */
+type DeletedListener = (tenantId: string, datasetId: string, seqs: number[], ids: string[]) => Promise<void>;
 const listeners = new WeakMap<Store, DeletedListener[]>();
 
-/** Lets an index derived from the records (the SQL index) drop deleted records as each batch goes. */
+/** Lets what is derived from the records (the SQL index, views) drop deleted records as each batch goes. */
 export function onRecordsDeleted(store: Store, listener: DeletedListener): void {
   listeners.set(store, [...(listeners.get(store) ?? []), listener]);
 }
@@ -41,7 +42,7 @@ export async function deleteRecords(store: Store, text: TextIndexes | null, t: s
     // should the text index not take it now, the tombstones above make it drop them when it next opens
     await text?.remove(t, d, gone.map((r) => r.seq)).catch(() => {});
     for (const hook of recordsDeleted) hook(store, t, d, gone.map((r) => r.seq));
-    for (const listener of listeners.get(store) ?? []) await listener(t, d, gone.map((r) => r.seq));
+    for (const listener of listeners.get(store) ?? []) await listener(t, d, gone.map((r) => r.seq), gone.map((r) => r.id));
     for (const rec of gone) byKey.set(rec.key, (byKey.get(rec.key) ?? 0) + 1);
   };
   for (const { value: rec } of store.records.getRange({ start: [t, d, 0], end: [t, d, MAX_KEY] })) {
