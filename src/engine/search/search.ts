@@ -270,6 +270,11 @@ export class Search {
     return handle;
   }
 
+  /** Refuses a request that could not run (its q, its filters, its terms) without running it: for work that runs it later. */
+  check(request: SearchRequest): void {
+    this.plan(request, Date.now());
+  }
+
   /** A request as it would run now — its datasets, their last records, the time — for running it later exactly so. */
   freeze(caller: Caller, request: SearchRequest): Frozen {
     const datasets = this.scope(caller.tenant_id, request);
