@@ -1,0 +1,103 @@
+import { createWriteStream, mkdirSync, rmSync } from 'node:fs';
+import { join, sep } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { loadDuckDB } from '../sql/duckdb.js';
+import type { Column, ExportRecord } from './columns.js';
+
+/** The largest row the JSON reader takes; a larger one fails the export, naming the limit. */
+const MAX_ROW_BYTES = 32 * 2 ** 20;
+
+/**
+ * Writes the records' columns to `<dir>/export.parquet` and returns its path. The rows go first to
+ * an NDJSON file in `dir`, a batch at a time (so memory holds one batch), while the types of the
+ * columns that have none are learnt from their values; then an in-memory DuckDB instance that can
+ * reach `dir` and nothing else reads that file with every column's type named and writes the
+ * Parquet file, spilling to `dir` past its memory limit.
+ */
+export async function writeParquet(dir: string, columns: Column[], batches: AsyncIterable<ExportRecord[]>, memoryLimit: string): Promise<string> {
+  const rows = join(dir, 'rows.ndjson');
+  const out = join(dir, 'export.parquet');
+  const kinds = columns.map(() => new ValueKinds());
+  async function* lines(): AsyncGenerator<string> {
+    for await (const batch of batches) {
+      let text = '';
+      for (const rec of batch) {
+        // positional keys: a column name may be anything, a key cN is plain
+        const row: Record<string, unknown> = {};
+        for (let i = 0; i < columns.length; i++) {
+          const v = columns[i].get(rec);
+          kinds[i].add(v);
+          row[`c${i}`] = v;
+        }
+        text += JSON.stringify(row) + '\n';
+      }
+      yield text;
+    }
+  }
+  await pipeline(lines, createWriteStream(rows));
+  const types = columns.map((c, i) => c.type ?? kinds[i].type());
+  await copyToParquet(dir, rows, out, columns.map((c) => c.name), types, memoryLimit);
+  rmSync(rows, { force: true });
+  return out;
+}
+
+async function copyToParquet(dir: string, input: string, output: string, names: string[], types: string[], memoryLimit: string): Promise<void> {
+  const { DuckDBInstance } = await loadDuckDB();
+  const spill = join(dir, 'spill');
+  mkdirSync(spill, { recursive: true });
+  const instance = await DuckDBInstance.create(':memory:', {
+    memory_limit: memoryLimit,
+    threads: '1',
+    autoinstall_known_extensions: 'false',
+    autoload_known_extensions: 'false',
+    allow_community_extensions: 'false',
+  });
+  const conn = await instance.connect();
+  try {
+    // locked before the first statement that reads or writes a file: the writer reaches the export's own folder only
+    await conn.run(`SET temp_directory = ${literal(spill)}`);
+    await conn.run(`SET allowed_directories = [${literal(dir + sep)}]`);
+    await conn.run('SET enable_external_access = false');
+    await conn.run("SET TimeZone = 'UTC'").catch(() => undefined); // an ICU setting: the times are UTC either way
+    await conn.run('SET lock_configuration = true');
+    const struct = `{${types.map((t, i) => `c${i}: ${literal(t)}`).join(', ')}}`;
+    const select = names.length > 0 ? names.map((n, i) => `c${i} AS ${identifier(n)}`).join(', ') : '*';
+    const read = `read_json(${literal(input)}, format = 'newline_delimited', columns = ${struct}, maximum_object_size = ${MAX_ROW_BYTES})`;
+    await conn.run(`COPY (SELECT ${select} FROM ${read}) TO ${literal(output)} (FORMAT parquet, COMPRESSION zstd)`);
+  } finally {
+    conn.closeSync();
+    instance.closeSync();
+  }
+}
+
+const literal = (s: string) => `'${s.replaceAll("'", "''")}'`;
+const identifier = (s: string) => `"${s.replaceAll('"', '""')}"`;
+
+/** The kinds of JSON value a column held, and the Parquet type that keeps them all. */
+class ValueKinds {
+  private int = false;
+  private float = false;
+  private bool = false;
+  private text = false;
+  private json = false;
+
+  add(v: unknown): void {
+    if (v === null || v === undefined) return;
+    if (typeof v === 'number') {
+      if (Number.isInteger(v)) this.int = true;
+      else this.float = true;
+    } else if (typeof v === 'boolean') this.bool = true;
+    else if (typeof v === 'string') this.text = true;
+    else this.json = true;
+  }
+
+  /** one kind keeps its type; numbers of both kinds are DOUBLE; any other mix is text, or JSON when it holds objects or arrays */
+  type(): string {
+    if (this.json) return 'JSON';
+    const kinds = [this.int || this.float, this.bool, this.text].filter(Boolean).length;
+    if (kinds !== 1) return 'VARCHAR';
+    if (this.bool) return 'BOOLEAN';
+    if (this.text) return 'VARCHAR';
+    return this.float ? 'DOUBLE' : 'BIGINT';
+  }
+}
