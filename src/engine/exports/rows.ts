@@ -1,0 +1,47 @@
+import type { ResultRecord } from '../../api/search.js';
+import type { View } from '../../api/views.js';
+import type { Caller } from '../auth/caller.js';
+import { NotFound } from '../errors.js';
+import { maxAnswerRecords, type Search } from '../search/search.js';
+import type { Sql } from '../sql/sql.js';
+import { recordColumns, sqlColumns, type Column, type ExportRecord } from './columns.js';
+import type { ExportState } from './state.js';
+
+/** Views as an export reads them: a view's existence when the export is made, then its records in batches. */
+export interface ViewSource {
+  get(caller: Caller, viewId: string): View;
+  records(caller: Caller, viewId: string): AsyncGenerator<ResultRecord[]>;
+}
+
+/** What an export writes: its columns and its records, a batch at a time; `close` ends the reading early. */
+export interface ExportRows {
+  columns: Column[];
+  batches: AsyncGenerator<ExportRecord[]>;
+  close(): void;
+}
+
+/** Opens what an export names: its frozen search, its view, or its statement. */
+export class RowSources {
+  constructor(
+    private readonly search: Search,
+    private readonly sql: Sql,
+    private readonly views: ViewSource | undefined,
+    /** how long the statement of an export may run, in ms */
+    private readonly sqlTimeoutMs: () => number,
+  ) {}
+
+  async open(caller: Caller, s: ExportState): Promise<ExportRows> {
+    if (s.sql !== null) {
+      const stream = await this.sql.stream(caller, s.sql, s.params, this.sqlTimeoutMs());
+      return { columns: sqlColumns(stream.columns), batches: stream.batches, close: stream.close };
+    }
+    const columns = recordColumns(s.fields);
+    if (s.frozen) return { columns, batches: records(this.search.all(caller, s.frozen, maxAnswerRecords())), close: () => {} };
+    if (!this.views) throw new NotFound(`view '${s.view_id}' not found`);
+    return { columns, batches: this.views.records(caller, s.view_id!), close: () => {} };
+  }
+}
+
+async function* records(found: AsyncGenerator<{ record: ResultRecord }[]>): AsyncGenerator<ResultRecord[]> {
+  for await (const batch of found) yield batch.map((f) => f.record);
+}
