@@ -5,15 +5,16 @@
  */
 import { parseString } from '@fast-csv/parse';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadSecret } from '../src/engine/auth/secret.js';
 import { downloadQuery } from '../src/engine/exports/downloadSigning.js';
+import { writerDb } from '../src/engine/exports/parquetWriter.js';
 import { useApp } from './helpers/app.js';
-import { DATA } from './helpers/cli.js';
+import { DATA, tempDir } from './helpers/cli.js';
 import { client, expectStatus, until, type Json } from './helpers/http.js';
 
 const HDFS = readFileSync(join(DATA, 'loghub/HDFS/HDFS_2k.log_structured.csv'));
@@ -65,9 +66,7 @@ function parseCsv(text: string): Promise<string[][]> {
 }
 
 async function readParquet(bytes: Buffer): Promise<{ types: Record<string, string>; rows: Record<string, unknown>[] }> {
-  const { tempDir } = await import('./helpers/cli.js');
   const dir = tempDir('svc-parquet-');
-  const { writeFileSync } = await import('node:fs');
   const path = join(dir.path, 'x.parquet');
   writeFileSync(path, bytes);
   const db = await DuckDBInstance.create(':memory:');
@@ -198,6 +197,38 @@ describe('Parquet', () => {
   });
 });
 
+describe('the Parquet writer', () => {
+  it('reaches its own folder and nothing else, and cannot unlock itself', async () => {
+    const dir = tempDir('svc-writer-');
+    try {
+      const own = join(dir.path, 'own');
+      mkdirSync(own);
+      writeFileSync(join(own, 'in.csv'), 'a\n1\n');
+      writeFileSync(join(dir.path, 'outside.csv'), 'secret\nvalue\n');
+      const writer = await writerDb(own, '64MB');
+      try {
+        const run = (sql: string) => writer.conn.runAndReadAll(sql);
+        expect((await run(`SELECT count(*)::INT AS n FROM read_csv('${own}/in.csv')`)).getRowObjectsJS()).toEqual([{ n: 1 }]);
+        for (const sql of [
+          `SELECT * FROM read_csv('${dir.path}/outside.csv')`,
+          `SELECT * FROM read_csv('${own}/../outside.csv')`,
+          `SELECT * FROM read_text('/etc/passwd')`,
+          `COPY (SELECT 1) TO '${dir.path}/written.csv'`,
+          `SET allowed_directories = ['/']`,
+          `SET enable_external_access = true`,
+        ]) {
+          await expect(run(sql), sql).rejects.toThrow(/Permission Error|configuration has been locked/);
+        }
+        expect(existsSync(join(dir.path, 'written.csv'))).toBe(false);
+      } finally {
+        writer.close();
+      }
+    } finally {
+      dir.remove();
+    }
+  });
+});
+
 describe('SQL', () => {
   it('streams more rows than a DuckDB chunk, as result records with the row in metadata', async () => {
     const e = await exportDone({ sql: 'SELECT i, i * 2 AS twice FROM range(10000) t(i) ORDER BY i', format: 'ndjson' });
@@ -226,6 +257,34 @@ describe('SQL', () => {
     expect(types).toEqual({ i: 'BIGINT', quarter: 'DOUBLE', label: 'VARCHAR', at: 'TIMESTAMP WITH TIME ZONE', pair: 'JSON' });
     expect(back).toHaveLength(3000);
     expect(back[5]).toMatchObject({ i: '5', quarter: 1.25, label: 'row 5, "quoted"', pair: '[5,5]' });
+  });
+});
+
+describe('memory', () => {
+  it('stays flat: an export of about 200 MB holds one batch at a time', async () => {
+    const rows = 500_000;
+    const created = expectStatus(await http.post('/v1/export', { sql: `SELECT i, repeat('x', 400) AS pad FROM range(${rows}) t(i)`, format: 'csv' }), 202);
+    const base = process.memoryUsage();
+    let peak = 0;
+    const sample = setInterval(() => {
+      const m = process.memoryUsage();
+      peak = Math.max(peak, m.heapUsed + m.arrayBuffers - base.heapUsed - base.arrayBuffers);
+    }, 20);
+    let e: Json;
+    try {
+      e = await until('the big export', async () => {
+        const x = t.engine.exports.get(t.engine.localCaller(t.admin.tenant_id), created.export_id);
+        if (x.status === 'failed') throw new Error(x.error_message!);
+        return x.status === 'completed' ? x : undefined;
+      }, 120_000);
+    } finally {
+      clearInterval(sample);
+    }
+    expect(e.row_count).toBe(rows);
+    expect(e.size_bytes).toBeGreaterThan(190 * 2 ** 20);
+    console.log(`exported ${rows} rows, ${(e.size_bytes / 2 ** 20).toFixed(0)} MiB; JS heap and buffers grew at most ${(peak / 2 ** 20).toFixed(1)} MiB`);
+    expect(peak).toBeLessThan(64 * 2 ** 20);
+    expectStatus(await http.del(`/v1/export/${created.export_id}`), 200);
   });
 });
 
