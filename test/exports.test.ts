@@ -136,6 +136,22 @@ describe('NDJSON', () => {
     expect(new Set(records.map((r) => `${r.provenance.source_key}:${r.provenance.line}`)).size).toBe(2000);
   });
 
+  it('a ranked export over the ranking cap fails naming it; an unranked one has no cap', async () => {
+    process.env.SVC_VIEW_MAX_RECORDS = '100';
+    try {
+      const created = expectStatus(await http.post('/v1/export', { search_request: { text: 'PacketResponder', datasets: ['hdfs'] } }), 202);
+      const failed = await until('the ranked export failed', async () => {
+        const e = expectStatus(await http.get(`/v1/export/${created.export_id}`), 200);
+        return e.status === 'failed' ? e : undefined;
+      });
+      expect(failed.error_message).toMatch(/more than 100 records/);
+      expect(expectStatus(await http.get(`/v1/admin/jobs/${created.job_id}`), 200).attempts).toBe(1); // no retry can help
+      expect((await exportDone({ search_request: { datasets: ['hdfs'] } })).row_count).toBe(2000);
+    } finally {
+      delete process.env.SVC_VIEW_MAX_RECORDS;
+    }
+  });
+
   it('gzip: the same lines, gzipped, as application/gzip named .ndjson.gz', async () => {
     const req = { search_request: { datasets: ['tricky'] } };
     const plain = await exportDone(req);

@@ -55,7 +55,8 @@ export class Exports {
     this.limits = deps.limits ?? exportLimits();
     const sources = new RowSources(deps.search, deps.sql, deps.views, () => deps.sql.indexes.limits.timeoutMs * this.limits.sqlTimeoutFactor);
     const job = new ExportJob(deps.store, deps.blobs, deps.jobs.space, sources, this.limits, () => deps.jobs.stopping);
-    deps.jobs.register(EXPORT_JOB, { handler: (j, ctx) => job.run(j, ctx), maxAttempts: 5 });
+    // one export at a time: a long one must leave the queue's other slot to ingestion and upkeep
+    deps.jobs.register(EXPORT_JOB, { handler: (j, ctx) => job.run(j, ctx), maxAttempts: 5, serialKey: () => EXPORT_JOB });
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { createWriteStream, mkdirSync, rmSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -42,6 +43,23 @@ export async function writeParquet(dir: string, columns: Column[], batches: Asyn
 }
 
 async function copyToParquet(dir: string, input: string, output: string, names: string[], types: string[], memoryLimit: string): Promise<void> {
+  const writer = await writerDb(dir, memoryLimit);
+  try {
+    const struct = `{${types.map((t, i) => `c${i}: ${literal(t)}`).join(', ')}}`;
+    const select = names.length > 0 ? names.map((n, i) => `c${i} AS ${identifier(n)}`).join(', ') : '*';
+    const read = `read_json(${literal(input)}, format = 'newline_delimited', columns = ${struct}, maximum_object_size = ${MAX_ROW_BYTES})`;
+    await writer.conn.run(`COPY (SELECT ${select} FROM ${read}) TO ${literal(output)} (FORMAT parquet, COMPRESSION zstd)`);
+  } finally {
+    writer.close();
+  }
+}
+
+/**
+ * An in-memory DuckDB instance that reads and writes files in `dir` and nowhere else: external
+ * access is off but for that one folder (where it spills too), and the configuration is locked
+ * before the first statement that touches a file. The tenant SQL databases stay locked down apart.
+ */
+export async function writerDb(dir: string, memoryLimit: string): Promise<{ conn: DuckDBConnection; close: () => void }> {
   const { DuckDBInstance } = await loadDuckDB();
   const spill = join(dir, 'spill');
   mkdirSync(spill, { recursive: true });
@@ -53,21 +71,21 @@ async function copyToParquet(dir: string, input: string, output: string, names: 
     allow_community_extensions: 'false',
   });
   const conn = await instance.connect();
+  const close = () => {
+    conn.closeSync();
+    instance.closeSync();
+  };
   try {
-    // locked before the first statement that reads or writes a file: the writer reaches the export's own folder only
     await conn.run(`SET temp_directory = ${literal(spill)}`);
     await conn.run(`SET allowed_directories = [${literal(dir + sep)}]`);
     await conn.run('SET enable_external_access = false');
     await conn.run("SET TimeZone = 'UTC'").catch(() => undefined); // an ICU setting: the times are UTC either way
     await conn.run('SET lock_configuration = true');
-    const struct = `{${types.map((t, i) => `c${i}: ${literal(t)}`).join(', ')}}`;
-    const select = names.length > 0 ? names.map((n, i) => `c${i} AS ${identifier(n)}`).join(', ') : '*';
-    const read = `read_json(${literal(input)}, format = 'newline_delimited', columns = ${struct}, maximum_object_size = ${MAX_ROW_BYTES})`;
-    await conn.run(`COPY (SELECT ${select} FROM ${read}) TO ${literal(output)} (FORMAT parquet, COMPRESSION zstd)`);
-  } finally {
-    conn.closeSync();
-    instance.closeSync();
+  } catch (err) {
+    close();
+    throw err;
   }
+  return { conn, close };
 }
 
 const literal = (s: string) => `'${s.replaceAll("'", "''")}'`;

@@ -36,7 +36,11 @@ export class RowSources {
       return { columns: sqlColumns(stream.columns), batches: stream.batches, close: stream.close };
     }
     const columns = recordColumns(s.fields);
-    if (s.frozen) return { columns, batches: records(this.search.all(caller, s.frozen, maxAnswerRecords())), close: () => {} };
+    if (s.frozen) {
+      // a ranking is held in memory, so it has a cap; a stream from the store has none
+      const max = this.search.ranks(s.frozen.request) ? maxAnswerRecords() : Infinity;
+      return { columns, batches: records(this.search.all(caller, s.frozen, max)), close: () => {} };
+    }
     if (!this.views) throw new NotFound(`view '${s.view_id}' not found`);
     return { columns, batches: this.views.records(caller, s.view_id!), close: () => {} };
   }
