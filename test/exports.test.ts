@@ -214,6 +214,23 @@ describe('Parquet', () => {
 });
 
 describe('the Parquet writer', () => {
+  it('a write the writer refuses (here its memory limit) fails the export at once, saying why', async () => {
+    const before = t.engine.exports.limits.parquetMemory;
+    t.engine.exports.limits.parquetMemory = '1MB';
+    try {
+      const created = expectStatus(await http.post('/v1/export', { search_request: { datasets: ['hdfs'] }, format: 'parquet' }), 202);
+      const failed = await until('the export failed', async () => {
+        const e = expectStatus(await http.get(`/v1/export/${created.export_id}`), 200);
+        return e.status === 'failed' ? e : undefined;
+      });
+      expect(failed.error_message).toMatch(/Parquet file could not be written: .*SVC_EXPORT_MEMORY_LIMIT is 1MB/);
+      expect(expectStatus(await http.get(`/v1/admin/jobs/${created.job_id}`), 200).attempts).toBe(1);
+      expect(filesOf(t.admin.tenant_id, '.tmp').filter((f) => f.startsWith('export_'))).toEqual([]);
+    } finally {
+      t.engine.exports.limits.parquetMemory = before;
+    }
+  });
+
   it('reaches its own folder and nothing else, and cannot unlock itself', async () => {
     const dir = tempDir('svc-writer-');
     try {

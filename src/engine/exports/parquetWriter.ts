@@ -2,11 +2,17 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { createWriteStream, mkdirSync, rmSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { asDiskFull } from '../diskErrors.js';
+import { Refused } from '../errors.js';
 import { loadDuckDB } from '../sql/duckdb.js';
 import type { Column, ExportRecord } from './columns.js';
 
-/** The largest row the JSON reader takes; a larger one fails the export, naming the limit. */
-const MAX_ROW_BYTES = 32 * 2 ** 20;
+/** The largest row the JSON reader takes (its buffer is twice this); a larger one fails the export. */
+const MAX_ROW_BYTES = 16 * 2 ** 20;
+/** About what one row group holds before it is flushed: the writer buffers a whole row group. */
+const ROW_GROUP_BYTES = 16 * 2 ** 20;
+/** DuckDB's bounds for a row group: its vector size, and its default. */
+const ROW_GROUP_ROWS = { min: 2048, max: 122_880 };
 
 /**
  * Writes the records' columns to `<dir>/export.parquet` and returns its path. The rows go first to
@@ -19,6 +25,7 @@ export async function writeParquet(dir: string, columns: Column[], batches: Asyn
   const rows = join(dir, 'rows.ndjson');
   const out = join(dir, 'export.parquet');
   const kinds = columns.map(() => new ValueKinds());
+  const seen = { rows: 0, bytes: 0 };
   async function* lines(): AsyncGenerator<string> {
     for await (const batch of batches) {
       let text = '';
@@ -32,23 +39,29 @@ export async function writeParquet(dir: string, columns: Column[], batches: Asyn
         }
         text += JSON.stringify(row) + '\n';
       }
+      seen.rows += batch.length;
+      seen.bytes += text.length;
       yield text;
     }
   }
   await pipeline(lines, createWriteStream(rows));
   const types = columns.map((c, i) => c.type ?? kinds[i].type());
-  await copyToParquet(dir, rows, out, columns.map((c) => c.name), types, memoryLimit);
+  // rows as large as they come: a row group of 16 MiB or so, so that wide rows do not need more memory
+  const groupRows = Math.max(ROW_GROUP_ROWS.min, Math.min(ROW_GROUP_ROWS.max, Math.floor(ROW_GROUP_BYTES / Math.max(1, seen.bytes / Math.max(1, seen.rows)))));
+  await copyToParquet(dir, rows, out, columns.map((c) => c.name), types, groupRows, memoryLimit);
   rmSync(rows, { force: true });
   return out;
 }
 
-async function copyToParquet(dir: string, input: string, output: string, names: string[], types: string[], memoryLimit: string): Promise<void> {
+async function copyToParquet(dir: string, input: string, output: string, names: string[], types: string[], groupRows: number, memoryLimit: string): Promise<void> {
   const writer = await writerDb(dir, memoryLimit);
   try {
     const struct = `{${types.map((t, i) => `c${i}: ${literal(t)}`).join(', ')}}`;
     const select = names.length > 0 ? names.map((n, i) => `c${i} AS ${identifier(n)}`).join(', ') : '*';
     const read = `read_json(${literal(input)}, format = 'newline_delimited', columns = ${struct}, maximum_object_size = ${MAX_ROW_BYTES})`;
-    await writer.conn.run(`COPY (SELECT ${select} FROM ${read}) TO ${literal(output)} (FORMAT parquet, COMPRESSION zstd)`);
+    await writer.conn.run(`COPY (SELECT ${select} FROM ${read}) TO ${literal(output)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${groupRows})`);
+  } catch (err) {
+    throw writeError(err, memoryLimit);
   } finally {
     writer.close();
   }
@@ -86,6 +99,18 @@ export async function writerDb(dir: string, memoryLimit: string): Promise<{ conn
     throw err;
   }
   return { conn, close };
+}
+
+/**
+ * A failed write as the job should take it: a full disk waits for space; anything else the
+ * writer says (a row too large, a value of the wrong type, its memory limit) would say it again
+ * on every attempt, so it is a refusal that fails the export at once.
+ */
+function writeError(err: unknown, memoryLimit: string): unknown {
+  const full = asDiskFull(err, 'an export');
+  if (full !== err || !(err instanceof Error)) return full;
+  const hint = err.message.startsWith('Out of Memory Error') ? ` (SVC_EXPORT_MEMORY_LIMIT is ${memoryLimit})` : '';
+  return new Refused(`the Parquet file could not be written: ${err.message.split('\n')[0]}${hint}`, 'export_failed', 422);
 }
 
 const literal = (s: string) => `'${s.replaceAll("'", "''")}'`;
