@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createGzip } from 'node:zlib';
 import { pipeline } from 'node:stream/promises';
 import type { Caller } from '../auth/caller.js';
-import type { BlobStore } from '../blobs/store.js';
+import type { BlobStore, StoredBlob } from '../blobs/store.js';
 import type { FreeSpace } from '../diskSpace.js';
 import { DiskFull, EngineError, Unavailable } from '../errors.js';
 import { now } from '../ids.js';
@@ -48,13 +48,12 @@ export class ExportJob {
     if (!s) return; // deleted before it ran
     // the job reads as a member of the tenant: an export holds what its requester may read
     const caller: Caller = { user_id: s.requested_by, kind: 'local', tenant_id: t, role: 'Member' };
-    const work = this.blobs.workDir(t, workDirName(id));
     let rows = 0;
     let savedAt = Date.now();
     await this.progress(t, id, 0);
     try {
       const source = await this.sources.open(caller, s);
-      let stored;
+      let stored: StoredBlob;
       try {
         const watched = this.watch(source.batches, ctx, async (n) => {
           const first = rows === 0;
@@ -64,7 +63,7 @@ export class ExportJob {
           await this.progress(t, id, rows);
         });
         const body = s.format === 'parquet'
-          ? createReadStream(await writeParquet(work, source.columns, watched, this.limits.parquetMemory))
+          ? createReadStream(await writeParquet(this.blobs.workDir(t, workDirName(id)), source.columns, watched, this.limits.parquetMemory))
           : s.format === 'csv' ? csvChunks(source.columns, watched) : ndjsonChunks(watched);
         stored = await this.blobs.put(t, EXPORTS_BUCKET, s.store_key, s.gzip ? gzipped(body) : body, Infinity, () => this.space.check(`export ${id}`));
       } finally {

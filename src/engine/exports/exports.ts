@@ -93,8 +93,8 @@ export class Exports {
     return describe(linked, this.jobOf(linked), this.limits.retentionDays);
   }
 
-  /** The tenant's exports, newest first; `next_cursor` continues after the last one listed. */
-  list(caller: Caller, q: ExportListQuery): { exports: Export[]; next_cursor: string | null } {
+  /** The tenant's exports, newest first (with download URLs of `origin` as `get` gives them); `next_cursor` continues after the last one listed. */
+  list(caller: Caller, q: ExportListQuery, origin?: string): { exports: Export[]; next_cursor: string | null } {
     const t = caller.tenant_id;
     if (q.cursor !== undefined && !EXPORT_ID.test(q.cursor)) {
       throw new Invalid('invalid cursor', [{ loc: ['query', 'cursor'], msg: 'not a cursor of this list', type: 'value_error', input: q.cursor }]);
@@ -110,16 +110,14 @@ export class Exports {
         next = out[out.length - 1].export_id;
         break;
       }
-      out.push(describe(s, this.jobOf(s), this.limits.retentionDays));
+      out.push(this.described(s, origin));
     }
     return { exports: out, next_cursor: next };
   }
 
   /** One export; once completed, with a download URL of `origin` (this server) when one is given. */
   get(caller: Caller, exportId: string, origin?: string): Export {
-    const s = this.state(caller.tenant_id, exportId);
-    const job = this.jobOf(s);
-    return describe(s, job, this.limits.retentionDays, origin && statusOf(s, job) === 'completed' ? this.downloadUrl(s, job, origin) : null);
+    return this.described(this.state(caller.tenant_id, exportId), origin);
   }
 
   /** Deletes an export and its file; a job still running is cancelled first (it removes what it was writing). */
@@ -127,7 +125,14 @@ export class Exports {
     const t = caller.tenant_id;
     const s = this.state(t, exportId);
     let job = this.jobOf(s);
-    if (job && !isTerminal(job.status)) job = await this.jobs.cancel(t, job.job_id).catch((err) => (err instanceof Conflict ? this.jobOf(s) : Promise.reject(err)));
+    if (job && !isTerminal(job.status)) {
+      try {
+        job = await this.jobs.cancel(t, job.job_id);
+      } catch (err) {
+        if (!(err instanceof Conflict)) throw err;
+        job = this.jobOf(s); // it ended meanwhile
+      }
+    }
     await this.remove(s);
     return describe(s, job, this.limits.retentionDays);
   }
@@ -178,6 +183,11 @@ export class Exports {
     }
     const filename = `${safeName(s.name ?? undefined, s.export_id)}.${fileExtension(s)}`;
     return { body: createReadStream(path, { highWaterMark: 1 << 20 }), content_type: contentType(s), filename, size };
+  }
+
+  private described(s: ExportState, origin?: string): Export {
+    const job = this.jobOf(s);
+    return describe(s, job, this.limits.retentionDays, origin && statusOf(s, job) === 'completed' ? this.downloadUrl(s, job, origin) : null);
   }
 
   /** A URL valid for the configured time, never past the export's own end. */

@@ -15,7 +15,7 @@ export const exportRoutes: Routes = (app, engine) => {
     reply.status(202).send(await engine.exports.create(caller(req), req.body)),
   );
   r.get('/v1/export', { schema: { tags, querystring: ExportListQuery, response: { 200: ExportList, ...errors(400, 401, 403, 422) } } }, async (req) =>
-    engine.exports.list(caller(req), req.query),
+    engine.exports.list(caller(req), req.query, serverOrigin(req)),
   );
   r.get('/v1/export/:export_id', { schema: { tags, params, response: { 200: Export, ...errors(400, 401, 403, 404, 422) } } }, async (req) =>
     engine.exports.get(caller(req), req.params.export_id, serverOrigin(req)),
