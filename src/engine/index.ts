@@ -12,6 +12,7 @@ import { Datasets } from './datasets/datasets.js';
 import { DataDeletion } from './deletion/deletion.js';
 import { FreeSpace, type FloorOptions } from './diskSpace.js';
 import { Conflict, DiskFull, Forbidden, NotFound, Unauthenticated } from './errors.js';
+import { Exports } from './exports/exports.js';
 import { Fields } from './fields/fields.js';
 import { Ingest } from './ingest/ingest.js';
 import { JobQueue } from './jobs/queue.js';
@@ -74,6 +75,7 @@ export class Engine {
   readonly fields: Fields;
   readonly semantic: Semantic;
   readonly sql: Sql;
+  readonly exports: Exports;
   private readonly text: TextIndexes;
   private readonly snapshotTimers = new Map<string, NodeJS.Timeout>();
   private closing = false;
@@ -100,9 +102,11 @@ export class Engine {
     this.deletion = new DataDeletion(store, this.jobs, this.datasets, this.sources, runs, blobs, this.text, this.sql.indexes);
     this.semantic = new Semantic(store, dataDir, this.datasets, this.sources, this.jobs, this.ingest, opts.semantic);
     this.search = new Search(store, this.datasets, this.text, new SearchHandles(), this.semantic.search);
-    this.views = new Views(store, this.search, () => this.directory.tenants().map((t) => t.tenant_id));
-    this.retention.sweeps.push((nowMs) => this.views.sweep(nowMs));
     this.fields = new Fields(store, this.datasets, this.sources, (t, d) => this.sql.fastFields(t, d));
+    const tenants = () => this.directory.tenants().map((t) => t.tenant_id);
+    this.views = new Views(store, this.search, tenants);
+    this.exports = new Exports({ store, jobs: this.jobs, blobs, search: this.search, sql: this.sql, views: this.views, secret, tenants });
+    this.retention.sweeps.push((nowMs) => this.views.sweep(nowMs), async (nowMs) => void (await this.exports.sweep(nowMs)));
   }
 
   static async open(dataDir: string, opts: OpenOptions = {}): Promise<Engine> {

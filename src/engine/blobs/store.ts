@@ -96,6 +96,25 @@ export class BlobStore {
     return { bucket, key, etag: md5.digest('hex'), size };
   }
 
+  /**
+   * An empty folder of the tenant's temp area for a writer that needs files of its own before its
+   * object is put (an export's Parquet work); `name` is one plain segment. The caller removes it.
+   */
+  workDir(tenantId: string, name: string): string {
+    const why = segmentProblem(name) ?? segmentProblem(tenantId);
+    if (why) throw refused('work folder', name, `the name ${why}`);
+    const dir = join(this.root, tenantId, TEMP_DIR, name);
+    rmSync(dir, { recursive: true, force: true }); // what a killed writer left
+    diskWriteSync('a work folder', () => mkdirSync(dir, { recursive: true }));
+    return dir;
+  }
+
+  /** Removes a work folder and whatever is in it. */
+  removeWorkDir(tenantId: string, name: string): void {
+    if (segmentProblem(name) || segmentProblem(tenantId)) return;
+    rmSync(join(this.root, tenantId, TEMP_DIR, name), { recursive: true, force: true });
+  }
+
   /** Removes temp files that writers killed mid-object left behind (see sweepTempFiles). */
   sweepTemp(maxAgeMs?: number): number {
     return sweepTempFiles(this.root, maxAgeMs);

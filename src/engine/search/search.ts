@@ -270,6 +270,16 @@ export class Search {
     return handle;
   }
 
+  /** Refuses a request that could not run (its q, its filters, its terms) without running it: for work that runs it later. */
+  check(request: SearchRequest): void {
+    this.plan(request, Date.now());
+  }
+
+  /** Whether `all` ranks the request (holding 16 bytes a match, up to its cap) rather than streaming it from the store in flat memory. */
+  ranks(request: SearchRequest): boolean {
+    return ranked(request, this.plan(request, Date.now()).scoringText);
+  }
+
   /** A request as it would run now — its datasets, their last records, the time — for running it later exactly so. */
   freeze(caller: Caller, request: SearchRequest): Frozen {
     const datasets = this.scope(caller.tenant_id, request);
@@ -294,7 +304,7 @@ export class Search {
     const mode = searchMode(request);
     const plan = this.plan(request, now);
     const deadline = new Deadline(LONG_MS);
-    if (mode === 'text' && !plan.scoringText && !request.collapse) return yield* this.scan(t, source, plan.needRecord ? plan.accept : null, max, deadline);
+    if (!ranked(request, plan.scoringText)) return yield* this.scan(t, source, plan.needRecord ? plan.accept : null, max, deadline);
     const prepared = mode === 'text' || !this.vectors ? undefined : await this.vectors.prepare(t, datasets, request, mode);
     const leave = await this.gate.enter(deadline);
     let r: Ranking;
@@ -356,6 +366,9 @@ export class Search {
     };
   }
 }
+
+/** A request is ranked unless it is a text search without scoring text or collapse: that one streams in the store's order. */
+const ranked = (request: SearchRequest, scoringText: string) => searchMode(request) !== 'text' || Boolean(scoringText) || Boolean(request.collapse);
 
 const sameSearch = (h: SearchHandle, f: Frozen) =>
   JSON.stringify([h.request, h.datasets, h.cutoffs, h.now]) === JSON.stringify([{ ...f.request, cursor: null }, f.datasets, f.cutoffs, f.now]);

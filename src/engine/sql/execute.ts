@@ -1,4 +1,4 @@
-import { StatementType, type DuckDBConnection } from '@duckdb/node-api';
+import { StatementType, type DuckDBConnection, type DuckDBDataChunk, type DuckDBResult } from '@duckdb/node-api';
 import type { SqlColumn } from '../../api/sql.js';
 import { LIMITS } from '../../api/limits.js';
 import { Invalid, Refused } from '../errors.js';
@@ -32,21 +32,8 @@ export async function execute(conn: DuckDBConnection, sql: string, params: SqlVa
     conn.interrupt();
   }, limits.timeoutMs);
   try {
-    // a write that slipped past the guard would still fail here: the transaction is read-only
-    await conn.run('BEGIN TRANSACTION READ ONLY');
-    const prepared = await conn.prepare(sql);
-    if (prepared.statementType !== StatementType.SELECT) throw notAllowed('one read-only statement is allowed: SELECT, WITH … SELECT, VALUES, DESCRIBE or SHOW');
-    if (prepared.parameterCount !== params.length) {
-      const msg = `the statement takes ${prepared.parameterCount} parameter(s); ${params.length} given`;
-      throw new Invalid(msg, [{ loc: ['body', 'params'], msg, type: 'value_error', input: params }]);
-    }
-    if (params.length > 0) prepared.bind(params);
-    const result = await prepared.stream();
-    const types = result.columnTypes();
-    const names = result.deduplicatedColumnNames();
-    const columns = names.map((name, i) => ({ name, type: typeName(types[i]) }));
-    // a chunk's vectors do not carry the JSON alias: JSON columns are known from the result's types
-    const json = columns.map((c) => c.type === 'JSON');
+    const result = await (await prepareRead(conn, sql, params)).stream();
+    const { columns, names, toRow } = reader(result);
     const rows: Row[] = [];
     let bytes = 0;
     let full = false;
@@ -61,13 +48,7 @@ export async function execute(conn: DuckDBConnection, sql: string, params: SqlVa
           break;
         }
         bytes += size;
-        const row: Row = {};
-        for (let i = 0; i < names.length; i++) {
-          // a column may be called __proto__: it stays a member, not the row's prototype
-          if (names[i] === '__proto__') Object.defineProperty(row, names[i], { value: values[i], enumerable: true, writable: true, configurable: true });
-          else row[names[i]] = json[i] ? parseJson(values[i]) : values[i];
-        }
-        rows.push(row);
+        rows.push(toRow(values));
       }
     }
     const capped = full || rows.length > maxRows;
@@ -78,6 +59,43 @@ export async function execute(conn: DuckDBConnection, sql: string, params: SqlVa
   } finally {
     clearTimeout(timer); // the caller closes the connection, which ends the transaction
   }
+}
+
+/**
+ * Opens a read-only transaction on the connection and prepares the statement in it, its
+ * parameters bound: a write that slipped past the guard would still fail, and anything but a
+ * query is refused before it runs.
+ */
+export async function prepareRead(conn: DuckDBConnection, sql: string, params: SqlValue[]) {
+  await conn.run('BEGIN TRANSACTION READ ONLY');
+  const prepared = await conn.prepare(sql);
+  if (prepared.statementType !== StatementType.SELECT) throw notAllowed('one read-only statement is allowed: SELECT, WITH … SELECT, VALUES, DESCRIBE or SHOW');
+  if (prepared.parameterCount !== params.length) {
+    const msg = `the statement takes ${prepared.parameterCount} parameter(s); ${params.length} given`;
+    throw new Invalid(msg, [{ loc: ['body', 'params'], msg, type: 'value_error', input: params }]);
+  }
+  if (params.length > 0) prepared.bind(params);
+  return prepared;
+}
+
+/** A result's columns, and its chunks' values as rows keyed by the (deduplicated) column names. */
+export function reader(result: DuckDBResult) {
+  const types = result.columnTypes();
+  const names = result.deduplicatedColumnNames();
+  const columns: SqlColumn[] = names.map((name, i) => ({ name, type: typeName(types[i]) }));
+  // a chunk's vectors do not carry the JSON alias: JSON columns are known from the result's types
+  const json = columns.map((c) => c.type === 'JSON');
+  const toRow = (values: unknown[]): Row => {
+    const row: Row = {};
+    for (let i = 0; i < names.length; i++) {
+      // a column may be called __proto__: it stays a member, not the row's prototype
+      if (names[i] === '__proto__') Object.defineProperty(row, names[i], { value: values[i], enumerable: true, writable: true, configurable: true });
+      else row[names[i]] = json[i] ? parseJson(values[i]) : values[i];
+    }
+    return row;
+  };
+  const rowsOf = (chunk: DuckDBDataChunk): Row[] => chunk.convertRows(toJson).map(toRow);
+  return { columns, names, toRow, rowsOf };
 }
 
 const tooLarge = () =>

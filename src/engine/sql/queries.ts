@@ -27,8 +27,7 @@ export class SqlQueries {
   async run(caller: Caller, req: SqlRequest): Promise<SqlEnvelope> {
     const started = performance.now();
     const t = caller.tenant_id;
-    // DuckDB reads the statement as a C string: the guard and the database would see different texts
-    if (req.sql.includes('\u0000')) throw new Invalid('a statement cannot hold a NUL character', [{ loc: ['body', 'sql'], msg: 'a statement cannot hold a NUL character', type: 'value_error' }]);
+    refuseNul(req.sql);
     const params = req.params ?? [];
     const print = fingerprint(req.sql, params);
     let at = { searchId: newId('srch'), offset: 0 };
@@ -78,25 +77,30 @@ export class SqlQueries {
       mode: 'sql',
       total: { relation: page.capped ? 'gte' : 'eq', value: page.total },
       columns,
-      records: rows.map((row, i) => this.toRecord(t, datasets, row, offset + i + 1)),
+      records: rows.map((row, i) => sqlRecord(this.store, t, datasets, row, offset + i + 1)),
       aggregations: {},
       next_cursor: page.next,
     };
   }
+}
 
-  /** A row as a result record: the record its `_id` names, when the statement's datasets hold one, else the row alone. */
-  private toRecord(t: string, datasets: string[], row: Row, n: number): SqlRecord {
-    const found = typeof row._id === 'string' ? this.record(t, datasets, row._id) : null;
-    if (!found) return { id: String(n), title: null, body: '', metadata: row, score: 0, score_kind: 'none', snippets: [], created_at: null, time: null, provenance: null };
-    return { ...toResult(t, found.d, found.rec, 0, 'none', new Set()), metadata: row };
-  }
+/** DuckDB reads the statement as a C string: the guard and the database would see different texts. */
+export function refuseNul(sql: string, loc: (string | number)[] = ['body', 'sql']): void {
+  if (sql.includes('\u0000')) throw new Invalid('a statement cannot hold a NUL character', [{ loc, msg: 'a statement cannot hold a NUL character', type: 'value_error' }]);
+}
 
-  private record(t: string, datasets: string[], id: string): { d: string; rec: StoredRecord } | null {
-    for (const d of datasets) {
-      const seq = this.store.ids.get([t, d, id]);
-      const rec = seq === undefined ? undefined : this.store.records.get([t, d, seq]);
-      if (rec) return { d, rec };
-    }
-    return null;
+/** A row as a result record: the record its `_id` names, when the statement's datasets hold one, else the row alone. */
+export function sqlRecord(store: Store, t: string, datasets: string[], row: Row, n: number): SqlRecord {
+  const found = typeof row._id === 'string' ? recordById(store, t, datasets, row._id) : null;
+  if (!found) return { id: String(n), title: null, body: '', metadata: row, score: 0, score_kind: 'none', snippets: [], created_at: null, time: null, provenance: null };
+  return { ...toResult(t, found.d, found.rec, 0, 'none', new Set()), metadata: row };
+}
+
+function recordById(store: Store, t: string, datasets: string[], id: string): { d: string; rec: StoredRecord } | null {
+  for (const d of datasets) {
+    const seq = store.ids.get([t, d, id]);
+    const rec = seq === undefined ? undefined : store.records.get([t, d, seq]);
+    if (rec) return { d, rec };
   }
+  return null;
 }

@@ -10,6 +10,8 @@ import { SqlQueries } from './queries.js';
 import { SchemaRebuilds } from './rebuild.js';
 import { fieldKey } from './schema.js';
 import { SqlIndexes } from './sqlIndexes.js';
+import type { SqlValue } from './execute.js';
+import { checkRead, streamRead, type SqlStream } from './stream.js';
 
 const SYSTEM_FIELDS = new Set([fieldKey('title', 'str'), fieldKey('body', 'str'), fieldKey('time', 'datetime')]);
 
@@ -19,7 +21,7 @@ export class Sql {
   private readonly queries: SqlQueries;
   private readonly rebuilds: SchemaRebuilds;
 
-  constructor(store: Store, dataDir: string, datasets: Datasets, jobs: JobQueue, ingest: Ingest, tenantExists: (tenantId: string) => boolean, limits: SqlLimits = sqlLimits()) {
+  constructor(private readonly store: Store, dataDir: string, datasets: Datasets, jobs: JobQueue, ingest: Ingest, tenantExists: (tenantId: string) => boolean, limits: SqlLimits = sqlLimits()) {
     this.indexes = new SqlIndexes(store, dataDir, datasets, limits);
     this.indexes.removeOrphans(tenantExists);
     this.queries = new SqlQueries(store, this.indexes);
@@ -30,6 +32,16 @@ export class Sql {
 
   query(caller: Caller, req: SqlRequest): Promise<SqlEnvelope> {
     return this.queries.run(caller, req);
+  }
+
+  /** Refuses a statement a query would refuse (the same errors), without running it: an export checks before it makes its job. */
+  check(caller: Caller, sql: string, params: SqlValue[] = []): Promise<void> {
+    return checkRead(this.indexes, caller.tenant_id, sql, params);
+  }
+
+  /** Every row of a statement as result records, streamed with no row cap; `timeoutMs` bounds the whole read. */
+  stream(caller: Caller, sql: string, params: SqlValue[], timeoutMs: number): Promise<SqlStream> {
+    return streamRead(this.store, this.indexes, caller.tenant_id, sql, params, timeoutMs);
   }
 
   rebuildSchema(caller: Caller, datasetId: string): Promise<SchemaRebuildJob> {
