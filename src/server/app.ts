@@ -10,6 +10,7 @@ import { clientErrorHandler, frameworkErrors } from './earlyErrors.js';
 import { errorHandler } from './errors.js';
 import { stderrSink, type LogSink } from './failures.js';
 import { BODY_LENGTH, jsonBodies } from './jsonBody.js';
+import { closeIdleUntilClosed } from './idleClose.js';
 import { POLICY, policyKey } from './policy.js';
 import { requestLogger } from './log.js';
 import { rateLimits, type RateLimit } from './rateLimit.js';
@@ -86,6 +87,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
     clientErrorHandler,
   });
   echoRequestId(app);
+  closeIdleUntilClosed(app);
   jsonBodies(app);
   app.decorate('publicUrl', opts.publicUrl ?? null);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyValidator(schema) : validators.params.compile(schema)));
