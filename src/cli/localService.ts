@@ -8,7 +8,9 @@ import { BackfillCreate } from '../api/semantic.js';
 import { SqlRequest } from '../api/sql.js';
 import { HostedSourcePut, SourcePut } from '../api/sources.js';
 import { validate } from '../api/validate.js';
+import { ViewCreate, ViewListQuery, ViewRecordsQuery } from '../api/views.js';
 import type { Caller } from '../engine/auth/caller.js';
+import { NotFound } from '../engine/errors.js';
 import type { Engine } from '../engine/index.js';
 import type { Service } from './service.js';
 
@@ -16,6 +18,21 @@ const PROGRESS_INTERVAL_MS = 250;
 
 /** Drops members left undefined by optional flags, as JSON over HTTP would. */
 const strip = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+
+/** A request's nested search request stripped too (a view's, an export's). */
+const stripSearch = <T extends { search_request?: SearchRequest | null }>(o: T): T => strip({ ...o, search_request: o.search_request ? strip(o.search_request) : o.search_request });
+
+/**
+ * A search id names a search kept in memory by the process that ran it; a local command is its own
+ * process, so the id printed by an earlier `svc search` is gone by the time it is used here.
+ */
+function searchGoneLocally(err: unknown, searchId: string | undefined): unknown {
+  if (!searchId || !(err instanceof NotFound) || !err.message.startsWith(`search '`)) return err;
+  return new NotFound(
+    `search '${searchId}' not found: in local mode a search lasts only as long as the command that ran it; give \`svc view create\` the search flags instead, or run \`svc serve\` so that search ids outlive their command`,
+    err.code,
+  );
+}
 
 /** The engine in this process, acting as the data dir's admin. */
 export function localService(engine: Engine, caller: Caller): Service {
@@ -69,6 +86,11 @@ export function localService(engine: Engine, caller: Caller): Service {
     getBackfill: async (id) => engine.semantic.backfill.get(caller, id),
     sql: (req) => engine.sql.query(caller, validate(SqlRequest, strip(req))),
     fields: async (query) => engine.fields.list(caller, validate(FieldQuery, strip(query), 'query')),
+    createView: (req) => engine.views.create(caller, validate(ViewCreate, stripSearch(req))).catch((err) => Promise.reject(searchGoneLocally(err, req.from_search_id))),
+    listViews: async (query) => engine.views.list(caller, validate(ViewListQuery, strip(query), 'query')),
+    getView: async (id) => engine.views.get(caller, id),
+    deleteView: (id) => engine.views.remove(caller, id),
+    viewRecords: (id, query) => engine.views.records(caller, id, validate(ViewRecordsQuery, strip(query), 'query')),
     close: () => engine.close(),
   };
 }

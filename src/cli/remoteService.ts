@@ -135,6 +135,11 @@ export function remoteService(opts: RemoteOptions): Service {
     getBackfill: (id) => call('GET', `/v1/admin/semantic/filters/backfill/${encodeURIComponent(id)}`),
     sql: (req) => call('POST', '/v1/sql', req),
     fields: async (query) => (await call<{ fields: any[] }>('GET', '/v1/admin/fields', undefined, query)).fields,
+    createView: (req) => call('POST', '/v1/views', req),
+    listViews: (query) => call('GET', '/v1/views', undefined, query),
+    getView: (id) => call('GET', `/v1/views/${encodeURIComponent(id)}`),
+    deleteView: (id) => call('DELETE', `/v1/views/${encodeURIComponent(id)}`),
+    viewRecords: (id, query) => call('GET', `/v1/views/${encodeURIComponent(id)}/records`, undefined, query),
     close: async () => {
       if (client) await (await client).agent.close();
     },

@@ -7,6 +7,7 @@ import type { SearchEnvelope, SearchRequest } from '../api/search.js';
 import type { BackfillCreate, BackfillJob } from '../api/semantic.js';
 import type { SqlEnvelope, SqlRequest } from '../api/sql.js';
 import type { HostedSourcePut, IngestTokenMinted, Source, SourcePut } from '../api/sources.js';
+import type { View, ViewCreate, ViewList, ViewListQuery, ViewRecords, ViewRecordsQuery } from '../api/views.js';
 
 export type KeyKind = 'tenant' | 'platform';
 
@@ -53,5 +54,10 @@ export interface Service {
   getBackfill(jobId: string): Promise<BackfillJob>;
   sql(req: SqlRequest): Promise<SqlEnvelope>;
   fields(query: FieldQuery): Promise<Field[]>;
+  createView(req: ViewCreate): Promise<View>;
+  listViews(query: ViewListQuery): Promise<ViewList>;
+  getView(viewId: string): Promise<View>;
+  deleteView(viewId: string): Promise<View>;
+  viewRecords(viewId: string, query: ViewRecordsQuery): Promise<ViewRecords>;
   close(): Promise<void>;
 }
