@@ -45,7 +45,7 @@ export function exportsCommand(program: Command): void {
   const exports = program.command('export').alias('exports').description('take a view, a search or a SQL answer out whole, as a file (a durable job)');
   const create = exports
     .command('create [text]')
-    .description('export a view, a search or a SQL statement (admin); prints the export')
+    .description('export a view, a search or a SQL statement; prints the export')
     .option('--view <view_id>', 'export the records of this view')
     .option('--sql <statement>', 'export the rows of one read-only SQL statement')
     .option('--param <value>', 'with --sql: positional parameter $1, $2, … (repeatable)', collect)
@@ -76,7 +76,10 @@ Examples:
         let exp = await service.createExport(req);
         // a local command runs the export's job before it exits anyway: it says how it ended
         if (waits || service.mode === 'local') exp = await waitFor(service, exp);
-        if (waits && exp.status === 'failed') throw new Exit(EXIT.runFailed, `export ${exp.export_id} failed: ${exp.error_message}`);
+        if (waits && exp.status === 'failed') {
+          if (o.out !== '-') await emit(exp); // stdout is the file's, with -
+          throw new Exit(EXIT.runFailed, `export ${exp.export_id} failed: ${exp.error_message}`);
+        }
         if (o.out !== undefined) {
           if (exp.status !== 'completed') throw new Exit(EXIT.failure, `export ${exp.export_id} was ${exp.status}: no file to write`);
           const file = await service.downloadExport(exp.export_id);
@@ -88,7 +91,7 @@ Examples:
     });
   exports
     .command('list')
-    .description('exports of the tenant, newest first')
+    .description('exports of the tenant')
     .option('--limit <n>', 'at most this many (max 500)', (v) => Number(v))
     .option('--cursor <cursor>', 'next page: the next_cursor of the previous answer')
     .addHelpText('after', '\nExample:\n  svc export list --output json')
