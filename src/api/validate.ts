@@ -1,7 +1,12 @@
-import type { Static, TSchema } from '@sinclair/typebox';
+import { FormatRegistry, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck, type ValueError } from '@sinclair/typebox/compiler';
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { Invalid } from '../engine/errors.js';
 import { LIMITS } from './limits.js';
+
+// the formats the schemas use, checked as the HTTP door's ajv-formats checks them
+const dateTime = fullFormats['date-time'] as { validate: (v: string) => boolean };
+if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (v) => dateTime.validate(v));
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
 

@@ -34,11 +34,11 @@ export interface Ctx {
  * Asks before destroying data: `--yes` skips the question; on a terminal it is a prompt; without a
  * terminal nobody can answer, so the command refuses rather than deleting unasked.
  */
-export async function confirmDestructive(globals: GlobalOptions, question: string): Promise<void> {
+export async function confirmDestructive(globals: GlobalOptions, question: string, declined = 'nothing deleted'): Promise<void> {
   if (globals.yes) return;
   if (!process.stdin.isTTY || !process.stdout.isTTY) throw new Exit(EXIT.usage, `${question} Pass --yes to confirm when no terminal can.`);
   const { confirm } = await import('@inquirer/prompts');
-  if (!(await confirm({ message: question, default: false }))) throw new Exit(EXIT.failure, 'nothing deleted');
+  if (!(await confirm({ message: question, default: false }))) throw new Exit(EXIT.failure, declined);
 }
 
 /** Runs a command around one connected Service, always closing it. */

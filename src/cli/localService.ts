@@ -1,4 +1,6 @@
+import type { Readable } from 'node:stream';
 import { DatasetCreate } from '../api/datasets.js';
+import { Export, ExportCreate, ExportListQuery } from '../api/exports.js';
 import { ApiKeyCreate, MemberCreate, PlatformKeyCreate, TenantCreate } from '../api/identity.js';
 import { FieldQuery } from '../api/fields.js';
 import { IngestOptions, RunListQuery } from '../api/ingest.js';
@@ -8,14 +10,48 @@ import { BackfillCreate } from '../api/semantic.js';
 import { SqlRequest } from '../api/sql.js';
 import { HostedSourcePut, SourcePut } from '../api/sources.js';
 import { validate } from '../api/validate.js';
+import { ViewCreate, ViewListQuery, ViewRecordsQuery } from '../api/views.js';
 import type { Caller } from '../engine/auth/caller.js';
+import { EngineError, NotFound } from '../engine/errors.js';
 import type { Engine } from '../engine/index.js';
-import type { Service } from './service.js';
+import type { ExportList, Service } from './service.js';
 
 const PROGRESS_INTERVAL_MS = 250;
 
 /** Drops members left undefined by optional flags, as JSON over HTTP would. */
 const strip = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+
+/** A request's nested search request stripped too (a view's, an export's). */
+const stripSearch = <T extends { search_request?: SearchRequest | null }>(o: T): T => strip({ ...o, search_request: o.search_request ? strip(o.search_request) : o.search_request });
+
+/**
+ * The exports engine as these calls use it. Its module is built beside this one and brings its own
+ * type: this declaration goes when it arrives.
+ */
+interface ExportsEngine {
+  create(caller: Caller, req: ExportCreate): Promise<Export>;
+  list(caller: Caller, q: ExportListQuery): ExportList | Promise<ExportList>;
+  get(caller: Caller, exportId: string): Export;
+  delete(caller: Caller, exportId: string): Promise<Export>;
+  open(caller: Caller, exportId: string): { body: Readable; content_type: string; filename: string; size: number } | Promise<{ body: Readable; content_type: string; filename: string; size: number }>;
+}
+function exportsOf(engine: Engine): ExportsEngine {
+  const exports = (engine as unknown as { exports?: ExportsEngine }).exports;
+  if (!exports) throw new EngineError('exports are not available in this build of svc');
+  return exports;
+}
+
+/**
+ * A search id names a search kept in memory by the process that ran it; a local command is its own
+ * process, so the id printed by an earlier `svc search` is gone by the time it is used here.
+ */
+function searchGoneLocally(err: unknown, searchId: string | undefined): unknown {
+  if (!searchId || !(err instanceof NotFound) || !err.message.startsWith(`search '`)) return err;
+  return new NotFound(
+    `search '${searchId}' not found: in local mode a search lasts only as long as the command that ran it; give \`svc view create\` the search flags instead, or run \`svc serve\` so that search ids outlive their command`,
+    err.code,
+  );
+}
 
 /** The engine in this process, acting as the data dir's admin. */
 export function localService(engine: Engine, caller: Caller): Service {
@@ -69,6 +105,27 @@ export function localService(engine: Engine, caller: Caller): Service {
     getBackfill: async (id) => engine.semantic.backfill.get(caller, id),
     sql: (req) => engine.sql.query(caller, validate(SqlRequest, strip(req))),
     fields: async (query) => engine.fields.list(caller, validate(FieldQuery, strip(query), 'query')),
+    createView: (req) => engine.views.create(caller, validate(ViewCreate, stripSearch(req))).catch((err) => Promise.reject(searchGoneLocally(err, req.from_search_id))),
+    listViews: async (query) => engine.views.list(caller, validate(ViewListQuery, strip(query), 'query')),
+    getView: async (id) => engine.views.get(caller, id),
+    deleteView: (id) => engine.views.remove(caller, id),
+    viewRecords: (id, query) => engine.views.records(caller, id, validate(ViewRecordsQuery, strip(query), 'query')),
+    createExport: async (req) => exportsOf(engine).create(caller, validate(ExportCreate, stripSearch(req))),
+    listExports: async (query) => exportsOf(engine).list(caller, validate(ExportListQuery, strip(query), 'query')),
+    getExport: async (id) => exportsOf(engine).get(caller, id),
+    deleteExport: async (id) => exportsOf(engine).delete(caller, id),
+    // the export's job runs in this process: waiting on it lets it run
+    waitExport: async (id, onProgress) => {
+      const exports = exportsOf(engine);
+      const timer = onProgress && setInterval(() => onProgress(exports.get(caller, id)), PROGRESS_INTERVAL_MS);
+      try {
+        await engine.jobs.settled(caller.tenant_id, exports.get(caller, id).job_id);
+        return exports.get(caller, id);
+      } finally {
+        clearInterval(timer);
+      }
+    },
+    downloadExport: async (id) => exportsOf(engine).open(caller, id),
     close: () => engine.close(),
   };
 }

@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import { datasetsCommand } from './commands/datasets.js';
+import { exportsCommand } from './commands/exports.js';
 import { fieldsCommand } from './commands/fields.js';
 import { ingestCommand } from './commands/ingest.js';
 import { initCommand, tokenCommand } from './commands/init.js';
@@ -13,6 +14,7 @@ import { searchCommand } from './commands/search.js';
 import { serveCommand } from './commands/serve.js';
 import { sourcesCommand } from './commands/sources.js';
 import { sqlCommand } from './commands/sql.js';
+import { viewsCommand } from './commands/views.js';
 import { EXIT, exitCodeOf } from './context.js';
 import { OUTPUT_FORMATS } from './output.js';
 import { watchStdout } from './stdout.js';
@@ -34,7 +36,7 @@ const program = new Command('svc')
   .configureOutput({ outputError: (str, write) => write(`svc: ${str.replace(/^error: /, '').trim()} (see svc --help)\n`) })
   .exitOverride();
 
-for (const add of [initCommand, tokenCommand, serveCommand, datasetsCommand, sourcesCommand, ingestCommand, searchCommand, sqlCommand, fieldsCommand, runsCommand, jobsCommand, keysCommand, tenantsCommand, membersCommand, whoamiCommand, loginCommand, logoutCommand]) add(program);
+for (const add of [initCommand, tokenCommand, serveCommand, datasetsCommand, sourcesCommand, ingestCommand, searchCommand, sqlCommand, viewsCommand, exportsCommand, fieldsCommand, runsCommand, jobsCommand, keysCommand, tenantsCommand, membersCommand, whoamiCommand, loginCommand, logoutCommand]) add(program);
 
 try {
   await program.parseAsync(process.argv);

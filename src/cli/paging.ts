@@ -6,7 +6,8 @@ import { drained, stdoutClosed } from './stdout.js';
 export interface Paged {
   records: unknown[];
   total: { relation: 'eq' | 'gte'; value: number };
-  aggregations: Record<string, unknown>;
+  /** none for a view's records */
+  aggregations?: Record<string, unknown>;
   next_cursor: string | null;
 }
 
@@ -26,7 +27,7 @@ const totalOf = ({ total }: Paged, n: (v: number) => string = String) => `${tota
 export function footer(page: Paged, printed: number, noun: string, next = page.next_cursor): string {
   const lines = [`${printed} of ${totalOf(page)} ${noun}`];
   if (next) lines.push(`next page: --cursor ${next}`);
-  for (const [name, agg] of Object.entries(page.aggregations)) lines.push(`${name}: ${JSON.stringify(agg)}`);
+  for (const [name, agg] of Object.entries(page.aggregations ?? {})) lines.push(`${name}: ${JSON.stringify(agg)}`);
   return lines.join('\n') + '\n';
 }
 
@@ -86,4 +87,9 @@ export async function printAll<E extends Paged>(fetch: (cursor: string | undefin
   if (stdoutClosed()) return;
   if (shape.format === 'json') out.write(printed ? '\n]\n' : ']\n');
   if (shape.format === 'table') out.write(footer(page, printed, shape.noun, null));
+}
+
+/** A list (views, exports) that has more than it printed says so on stderr, unless its JSON carries the cursor. */
+export function sayMore(format: OutputFormat, noun: string, next: string | null): void {
+  if (next && format !== 'json' && !stdoutClosed()) process.stderr.write(`svc: more ${noun}: --cursor ${next} for the next page\n`);
 }

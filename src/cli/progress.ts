@@ -24,3 +24,19 @@ export async function* counted(input: AsyncIterable<Buffer>, report: (bytes: num
     yield chunk;
   }
 }
+
+/** One status line on stderr, rewritten in place, only when stderr is a terminal (a wait with no known total). */
+export function statusLine() {
+  if (!process.stderr.isTTY) return { update: (_text: string) => {}, stop: () => {} };
+  let shown = false;
+  return {
+    update: (text: string) => {
+      process.stderr.write(`\r\x1b[K${text}`);
+      shown = true;
+    },
+    stop: () => {
+      if (shown) process.stderr.write('\r\x1b[K');
+      shown = false;
+    },
+  };
+}

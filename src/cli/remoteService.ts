@@ -1,10 +1,12 @@
+import { basename } from 'node:path';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Agent } from 'undici';
+import type { Export } from '../api/exports.js';
 import type { IngestRun } from '../api/ingest.js';
 import type { Job } from '../api/jobs.js';
 import { BadRequest, Conflict, EngineError, Forbidden, Invalid, NotFound, Unauthenticated, Unavailable } from '../engine/errors.js';
-import type { Service } from './service.js';
+import type { ExportFile, Service } from './service.js';
 import { uploadFile } from './upload.js';
 
 const RETRIES_ON_503 = 3;
@@ -44,6 +46,16 @@ async function poll<T>(get: () => Promise<T>, done: (t: T) => boolean, onProgres
     onProgress?.(value);
     await sleep(delay);
   }
+}
+
+const EXPORT_ENDED = ['completed', 'failed', 'cancelled'];
+
+/** The file name a download's Content-Disposition gives (only its last part: never a path), else one made from the export. */
+function filenameOf(disposition: string | string[] | undefined, exp: Export): string {
+  const header = Array.isArray(disposition) ? disposition[0] : disposition ?? '';
+  const m = /filename\*=UTF-8''([^;]+)/i.exec(header) ?? /filename="?([^";]+)"?/i.exec(header);
+  const name = m ? basename(decodeURIComponent(m[1]).replace(/\\/g, '/')) : '';
+  return name && name !== '.' && name !== '..' ? name : `${exp.export_id}.${exp.format}${exp.gzip ? '.gz' : ''}`;
 }
 
 /** svc behind a server: the same calls over /v1 with undici (keep-alive, timeouts, retry on 503). */
@@ -92,6 +104,27 @@ export function remoteService(opts: RemoteOptions): Service {
     }
   }
 
+  const exportPath = (id: string) => `/v1/export/${encodeURIComponent(id)}`;
+
+  /** The file behind a completed export's signed URL: the signature is the credential, so no token is sent. */
+  async function download(id: string): Promise<ExportFile> {
+    const exp = await call<Export>('GET', exportPath(id));
+    if (exp.status !== 'completed' || !exp.download_url) throw new Conflict(`export '${id}' is ${exp.status}: it has no file to download${exp.status === 'failed' ? `: ${exp.error_message}` : ''}`);
+    const { agent, request } = await connection();
+    let res;
+    try {
+      res = await request(new URL(exp.download_url, base + '/'), { method: 'GET', dispatcher: agent });
+    } catch (err) {
+      throw new Unavailable(`cannot reach ${base}: ${(err as Error).message}`);
+    }
+    if (res.statusCode >= 300) {
+      const body = await res.body.json().catch(() => undefined);
+      throw toError(res.statusCode, body);
+    }
+    const type = res.headers['content-type'];
+    return { body: res.body, filename: filenameOf(res.headers['content-disposition'], exp), content_type: (Array.isArray(type) ? type[0] : type) ?? 'application/octet-stream' };
+  }
+
   return {
     mode: 'remote',
     me: () => call('GET', '/v1/me'),
@@ -135,6 +168,17 @@ export function remoteService(opts: RemoteOptions): Service {
     getBackfill: (id) => call('GET', `/v1/admin/semantic/filters/backfill/${encodeURIComponent(id)}`),
     sql: (req) => call('POST', '/v1/sql', req),
     fields: async (query) => (await call<{ fields: any[] }>('GET', '/v1/admin/fields', undefined, query)).fields,
+    createView: (req) => call('POST', '/v1/views', req),
+    listViews: (query) => call('GET', '/v1/views', undefined, query),
+    getView: (id) => call('GET', `/v1/views/${encodeURIComponent(id)}`),
+    deleteView: (id) => call('DELETE', `/v1/views/${encodeURIComponent(id)}`),
+    viewRecords: (id, query) => call('GET', `/v1/views/${encodeURIComponent(id)}/records`, undefined, query),
+    createExport: (req) => call('POST', '/v1/export', req),
+    listExports: (query) => call('GET', '/v1/export', undefined, query),
+    getExport: (id) => call('GET', exportPath(id)),
+    deleteExport: (id) => call('DELETE', exportPath(id)),
+    waitExport: (id, onProgress) => poll(() => call<Export>('GET', exportPath(id)), (e) => EXPORT_ENDED.includes(e.status), onProgress),
+    downloadExport: download,
     close: async () => {
       if (client) await (await client).agent.close();
     },

@@ -56,9 +56,12 @@ export interface SearchFlags {
   limit?: number;
 }
 
-/** The flags that make a search request, shared by every command that takes one (search, views, exports). */
-export function addSearchFlags(cmd: Command): Command {
-  return cmd
+/**
+ * The flags that make a search request, shared by every command that takes one (search, views,
+ * exports). `paging: false` leaves out --limit: a view or an export holds every record, not a page.
+ */
+export function addSearchFlags(cmd: Command, { paging = true } = {}): Command {
+  cmd
     .option('--dataset <id>', 'search this dataset (repeatable; default: all)', collect)
     .option('--q <query>', 'query string: field:value, "phrases", AND/OR/NOT, n:[1 TO 5], host:web*')
     .option('--where <filter>', "filter 'field op value' (repeatable); op: " + OPS.join(' '), collect)
@@ -67,9 +70,13 @@ export function addSearchFlags(cmd: Command): Command {
     .option('--collapse <field>', 'keep the best record per value of this field')
     .option('--semantic', 'semantic search (hybrid when there is text)')
     .addOption(new Option('--mode <mode>', 'search mode (wins over --semantic)').choices(['text', 'semantic', 'hybrid']))
-    .option('--min-score <score>', 'semantic: leave out vector matches below this cosine', (v) => Number(v))
-    .option('--limit <n>', 'records per page (max 1000)', (v) => Number(v));
+    .option('--min-score <score>', 'semantic: leave out vector matches below this cosine', (v) => Number(v));
+  return paging ? cmd.option('--limit <n>', 'records per page (max 1000)', (v) => Number(v)) : cmd;
 }
+
+/** Whether any flag (or text) of a search was given: a command taking a search or something else tells which it got. */
+export const searchGiven = (text: string | undefined, o: SearchFlags): boolean =>
+  Boolean(text) || [o.dataset, o.q, o.where, o.last, o.agg, o.collapse, o.semantic, o.mode, o.minScore].some((v) => v !== undefined);
 
 /** The search request the flags describe (no cursor: paging is the caller's business). */
 export function searchRequestOf(text: string | undefined, o: SearchFlags): SearchRequest {

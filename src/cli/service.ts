@@ -1,12 +1,26 @@
 import type { Dataset, DatasetCreate } from '../api/datasets.js';
 import type { Field, FieldQuery } from '../api/fields.js';
 import type { ApiKey, ApiKeyCreate, Me, Member, MemberCreate, PlatformKey, Tenant, TenantCreate } from '../api/identity.js';
+import type { Export, ExportCreate, ExportListQuery } from '../api/exports.js';
 import type { DataDeletionJob, Job, JobListQuery } from '../api/jobs.js';
 import type { IngestOptions, IngestRun, RunListQuery } from '../api/ingest.js';
 import type { SearchEnvelope, SearchRequest } from '../api/search.js';
 import type { BackfillCreate, BackfillJob } from '../api/semantic.js';
 import type { SqlEnvelope, SqlRequest } from '../api/sql.js';
 import type { HostedSourcePut, IngestTokenMinted, Source, SourcePut } from '../api/sources.js';
+import type { View, ViewCreate, ViewList, ViewListQuery, ViewRecords, ViewRecordsQuery } from '../api/views.js';
+
+export interface ExportList {
+  exports: Export[];
+  next_cursor: string | null;
+}
+
+/** A completed export's file, as a stream to read once. */
+export interface ExportFile {
+  body: AsyncIterable<Buffer>;
+  filename: string;
+  content_type: string;
+}
 
 export type KeyKind = 'tenant' | 'platform';
 
@@ -53,5 +67,19 @@ export interface Service {
   getBackfill(jobId: string): Promise<BackfillJob>;
   sql(req: SqlRequest): Promise<SqlEnvelope>;
   fields(query: FieldQuery): Promise<Field[]>;
+  createView(req: ViewCreate): Promise<View>;
+  listViews(query: ViewListQuery): Promise<ViewList>;
+  getView(viewId: string): Promise<View>;
+  deleteView(viewId: string): Promise<View>;
+  viewRecords(viewId: string, query: ViewRecordsQuery): Promise<ViewRecords>;
+  /** the export as accepted: its job writes the file */
+  createExport(req: ExportCreate): Promise<Export>;
+  listExports(query: ExportListQuery): Promise<ExportList>;
+  getExport(exportId: string): Promise<Export>;
+  deleteExport(exportId: string): Promise<Export>;
+  /** Resolves with the export once it is completed, failed or cancelled; `onProgress` sees it on the way. */
+  waitExport(exportId: string, onProgress?: (exp: Export) => void): Promise<Export>;
+  /** the file of a completed export */
+  downloadExport(exportId: string): Promise<ExportFile>;
   close(): Promise<void>;
 }

@@ -5,7 +5,10 @@ import { printAll, printPage, type PageShape } from '../paging.js';
 import { addSearchFlags, searchRequestOf, type SearchFlags } from '../searchFlags.js';
 
 /** With --all and no --limit: the largest page, so that every record takes the fewest requests. */
-const ALL_PAGE_SIZE = 1000;
+export const ALL_PAGE_SIZE = 1000;
+
+/** What a table or csv of result records shows (search, a view's records). */
+export const RECORD_COLUMNS = ['score', 'provenance.dataset_id', 'provenance.line', 'body'];
 
 export function searchCommand(program: Command): void {
   addSearchFlags(program.command('search [text]').description('search records (BM25 over title and body, with filters and aggregations)'))
@@ -26,7 +29,7 @@ export function searchCommand(program: Command): void {
           format,
           noun: 'records',
           rows: (page) => page.records,
-          columns: () => ['score', 'provenance.dataset_id', 'provenance.line', 'body'],
+          columns: () => RECORD_COLUMNS,
           warnings: (page) => page.warnings?.map((w) => w.message) ?? [],
         };
         const req = searchRequestOf(text, o);

@@ -6,7 +6,7 @@ import { printAll, printPage, type PageShape } from '../paging.js';
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 /** A parameter as JSON when it reads as a number, boolean or null (or a quoted string); else the text itself. */
-function param(text: string): string | number | boolean | null {
+export function param(text: string): string | number | boolean | null {
   try {
     const v = JSON.parse(text);
     if (v === null || ['string', 'number', 'boolean'].includes(typeof v)) return v;
