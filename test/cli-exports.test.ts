@@ -9,7 +9,8 @@ const HDFS_CSV = join(DATA, 'loghub/HDFS/HDFS_2k.log_structured.csv');
 const WARN = ['--dataset', 'hdfs', '--q', 'Level:WARN'];
 const BY_LINE = 'SELECT _id, _line FROM hdfs ORDER BY _line';
 
-const lines = (text: string) => text.split('\n').filter((l) => l !== '');
+/** Lines of NDJSON or of a CSV (RFC 4180 ends its lines with CRLF). */
+const lines = (text: string) => text.split(/\r?\n/).filter((l) => l !== '');
 const ids = (ndjson: string) => lines(ndjson).map((l) => JSON.parse(l).id);
 const sorted = (a: string[]) => [...a].sort();
 
@@ -63,9 +64,10 @@ describe('svc export on a local data dir', () => {
     expect(rows.status, rows.stderr).toBe(0);
     const sql = lines(readFileSync(file('rows.csv'), 'utf8'));
     expect(sql[0]).toBe('_id,_line');
-    expect(sql.slice(1).map((l) => Number(l.split(',')[1]))).toEqual(Array.from({ length: 2000 }, (_, i) => i + 1));
+    expect(sql.slice(1).map((l) => Number(l.split(',')[1]))).toEqual(Array.from({ length: 2000 }, (_, i) => i + 2));
 
-    const param = run(['export', 'create', '--sql', 'SELECT _line FROM hdfs WHERE _line <= $1 ORDER BY _line', '--param', '3', '-o', file('three.ndjson'), '--output', 'json']);
+    // line 1 of the CSV is its header: records are lines 2, 3 and 4
+    const param = run(['export', 'create', '--sql', 'SELECT _line FROM hdfs WHERE _line <= $1 ORDER BY _line', '--param', '4', '-o', file('three.ndjson'), '--output', 'json']);
     expect(param.status, param.stderr).toBe(0);
     expect(lines(readFileSync(file('three.ndjson'), 'utf8'))).toHaveLength(3);
   });
@@ -85,7 +87,7 @@ describe('svc export on a local data dir', () => {
     const rows = shell(`node ${SVC} export create --sql '${BY_LINE}' --format csv -o - | wc -l`);
     expect(rows.stdout.trim()).toBe('2001');
     const head = shell(`node ${SVC} export create --sql '${BY_LINE}' -o - | head -1`);
-    expect([head.status, head.stderr, lines(head.stdout)]).toEqual([0, '', [expect.stringMatching(/^\{.*"_line":1/)]]);
+    expect([head.status, head.stderr, lines(head.stdout)]).toEqual([0, '', [expect.stringMatching(/^\{.*"_line":2[,}]/)]]);
   });
 
   it('lists, gets, downloads and deletes', () => {
@@ -94,10 +96,10 @@ describe('svc export on a local data dir', () => {
     expect(json(['exports', 'list']).exports.map((e: any) => e.export_id)).toContain(exp.export_id);
     expect(json(['export', 'get', exp.export_id])).toMatchObject({ export_id: exp.export_id, status: 'completed', row_count: 2000 });
 
-    const named = run(['export', 'download', exp.export_id, '-o', file('by-line.ndjson'), '--output', 'json']);
+    const named = run(['export', 'download', exp.export_id, '-o', file('named.ndjson'), '--output', 'json']);
     expect(named.status, named.stderr).toBe(0);
-    expect(named.json()).toMatchObject({ export_id: exp.export_id, file: file('by-line.ndjson') });
-    const bytes = readFileSync(file('by-line.ndjson'));
+    expect(named.json()).toMatchObject({ export_id: exp.export_id, file: file('named.ndjson') });
+    const bytes = readFileSync(file('named.ndjson'));
     expect(lines(bytes.toString('utf8'))).toHaveLength(2000);
     expect(named.json().size_bytes).toBe(bytes.length);
 

@@ -61,6 +61,7 @@ export const ExportListQuery = Type.Object({
 });
 export type ExportListQuery = Static<typeof ExportListQuery>;
 export const ExportList = Type.Object({ exports: Type.Array(Export), next_cursor: Nullable(Type.String()) });
+export type ExportList = Static<typeof ExportList>;
 
 /** What a download URL carries besides the export's id: who signed it for, until when, and the signature. */
 export const DownloadQuery = Type.Object({

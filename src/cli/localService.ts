@@ -1,6 +1,5 @@
-import type { Readable } from 'node:stream';
 import { DatasetCreate } from '../api/datasets.js';
-import { Export, ExportCreate, ExportListQuery } from '../api/exports.js';
+import { ExportCreate, ExportListQuery } from '../api/exports.js';
 import { ApiKeyCreate, MemberCreate, PlatformKeyCreate, TenantCreate } from '../api/identity.js';
 import { FieldQuery } from '../api/fields.js';
 import { IngestOptions, RunListQuery } from '../api/ingest.js';
@@ -12,9 +11,9 @@ import { HostedSourcePut, SourcePut } from '../api/sources.js';
 import { validate } from '../api/validate.js';
 import { ViewCreate, ViewListQuery, ViewRecordsQuery } from '../api/views.js';
 import type { Caller } from '../engine/auth/caller.js';
-import { EngineError, NotFound } from '../engine/errors.js';
+import { NotFound } from '../engine/errors.js';
 import type { Engine } from '../engine/index.js';
-import type { ExportList, Service } from './service.js';
+import type { Service } from './service.js';
 
 const PROGRESS_INTERVAL_MS = 250;
 
@@ -23,23 +22,6 @@ const strip = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o
 
 /** A request's nested search request stripped too (a view's, an export's). */
 const stripSearch = <T extends { search_request?: SearchRequest | null }>(o: T): T => strip({ ...o, search_request: o.search_request ? strip(o.search_request) : o.search_request });
-
-/**
- * The exports engine as these calls use it. Its module is built beside this one and brings its own
- * type: this declaration goes when it arrives.
- */
-interface ExportsEngine {
-  create(caller: Caller, req: ExportCreate): Promise<Export>;
-  list(caller: Caller, q: ExportListQuery): ExportList | Promise<ExportList>;
-  get(caller: Caller, exportId: string): Export;
-  delete(caller: Caller, exportId: string): Promise<Export>;
-  open(caller: Caller, exportId: string): { body: Readable; content_type: string; filename: string; size: number } | Promise<{ body: Readable; content_type: string; filename: string; size: number }>;
-}
-function exportsOf(engine: Engine): ExportsEngine {
-  const exports = (engine as unknown as { exports?: ExportsEngine }).exports;
-  if (!exports) throw new EngineError('exports are not available in this build of svc');
-  return exports;
-}
 
 /**
  * A search id names a search kept in memory by the process that ran it; a local command is its own
@@ -110,13 +92,13 @@ export function localService(engine: Engine, caller: Caller): Service {
     getView: async (id) => engine.views.get(caller, id),
     deleteView: (id) => engine.views.remove(caller, id),
     viewRecords: (id, query) => engine.views.records(caller, id, validate(ViewRecordsQuery, strip(query), 'query')),
-    createExport: async (req) => exportsOf(engine).create(caller, validate(ExportCreate, stripSearch(req))),
-    listExports: async (query) => exportsOf(engine).list(caller, validate(ExportListQuery, strip(query), 'query')),
-    getExport: async (id) => exportsOf(engine).get(caller, id),
-    deleteExport: async (id) => exportsOf(engine).delete(caller, id),
+    createExport: async (req) => engine.exports.create(caller, validate(ExportCreate, stripSearch(req))),
+    listExports: async (query) => engine.exports.list(caller, validate(ExportListQuery, strip(query), 'query')),
+    getExport: async (id) => engine.exports.get(caller, id),
+    deleteExport: async (id) => engine.exports.delete(caller, id),
     // the export's job runs in this process: waiting on it lets it run
     waitExport: async (id, onProgress) => {
-      const exports = exportsOf(engine);
+      const exports = engine.exports;
       const timer = onProgress && setInterval(() => onProgress(exports.get(caller, id)), PROGRESS_INTERVAL_MS);
       try {
         await engine.jobs.settled(caller.tenant_id, exports.get(caller, id).job_id);
@@ -125,7 +107,7 @@ export function localService(engine: Engine, caller: Caller): Service {
         clearInterval(timer);
       }
     },
-    downloadExport: async (id) => exportsOf(engine).open(caller, id),
+    downloadExport: async (id) => engine.exports.open(caller, id),
     close: () => engine.close(),
   };
 }

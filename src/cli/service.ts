@@ -1,7 +1,7 @@
 import type { Dataset, DatasetCreate } from '../api/datasets.js';
 import type { Field, FieldQuery } from '../api/fields.js';
 import type { ApiKey, ApiKeyCreate, Me, Member, MemberCreate, PlatformKey, Tenant, TenantCreate } from '../api/identity.js';
-import type { Export, ExportCreate, ExportListQuery } from '../api/exports.js';
+import type { Export, ExportCreate, ExportList, ExportListQuery } from '../api/exports.js';
 import type { DataDeletionJob, Job, JobListQuery } from '../api/jobs.js';
 import type { IngestOptions, IngestRun, RunListQuery } from '../api/ingest.js';
 import type { SearchEnvelope, SearchRequest } from '../api/search.js';
@@ -9,11 +9,6 @@ import type { BackfillCreate, BackfillJob } from '../api/semantic.js';
 import type { SqlEnvelope, SqlRequest } from '../api/sql.js';
 import type { HostedSourcePut, IngestTokenMinted, Source, SourcePut } from '../api/sources.js';
 import type { View, ViewCreate, ViewList, ViewListQuery, ViewRecords, ViewRecordsQuery } from '../api/views.js';
-
-export interface ExportList {
-  exports: Export[];
-  next_cursor: string | null;
-}
 
 /** A completed export's file, as a stream to read once. */
 export interface ExportFile {
