@@ -143,6 +143,6 @@ describe('svc search and sql: every result, and nothing dropped unsaid', () => {
     const r = run(['search', '--all', '--output', 'ndjson']);
     expect(r.status, r.stderr).toBe(0);
     expect(lines(r.stdout)).toHaveLength(10_000);
-    expect(lines(r.stderr)).toEqual(['svc: warning: pages stop after the first 10000 of 12000 records: narrow the search to page through the rest']);
+    expect(lines(r.stderr)).toEqual(['svc: warning: pages stop after the first 10000 of 12000 records: narrow the search to page through the rest, or export it (POST /v1/export, svc export create) to get every one']);
   });
 });

@@ -21,10 +21,13 @@ export class Gate {
         clearTimeout(timer);
         resolve();
       };
-      const timer = setTimeout(() => {
-        this.queue.splice(this.queue.indexOf(turn), 1);
-        reject(searchTimeout(deadline.ms));
-      }, Math.max(0, deadline.at - Date.now()));
+      // a work without a deadline (a cancellable job) waits as long as it takes
+      const timer = Number.isFinite(deadline.at)
+        ? setTimeout(() => {
+            this.queue.splice(this.queue.indexOf(turn), 1);
+            reject(searchTimeout(deadline.ms));
+          }, Math.max(0, deadline.at - Date.now()))
+        : undefined;
       this.queue.push(turn);
     });
     return () => this.leave(); // the place was handed over by the search that left

@@ -195,7 +195,7 @@ export class Search {
     }
 
     deadline.check(); // however few pauses it took
-    let hits = top.sorted();
+    let hits = await top.drain(deadline);
     if (prepared) {
       const k = Math.max(limit, SEMANTIC_DEPTH);
       const vector = this.vectors!.vectorHits(t, datasetIds, prepared, { k, where: request.where, accept: needRecord ? accept : undefined, minScore: request.semantic_min_score })
@@ -275,7 +275,7 @@ export class Search {
     this.plan(request, Date.now());
   }
 
-  /** Whether `all` ranks the request (holding 16 bytes a match, up to its cap) rather than streaming it from the store in flat memory. */
+  /** Whether `all` ranks the request (holding a hit a match, up to its cap) rather than streaming it from the store in flat memory. */
   ranks(request: SearchRequest): boolean {
     return ranked(request, this.plan(request, Date.now()).scoringText);
   }
@@ -290,9 +290,10 @@ export class Search {
    * Every record of an answer, best first, in batches: what the pages of a search handle hold, or
    * every match of a (frozen) request — at most `max`: more is refused naming the cap, never cut.
    * A request without scoring text streams straight from the store, newest first, in flat memory;
-   * one with it holds its ranking (16 bytes a match) while its records stream.
+   * one with it holds its ranking (a hit object, about 60 bytes, a match) while its records stream.
+   * `deadlineMs` bounds the reading (default 30 minutes; a cancellable job passes Infinity).
    */
-  async *all(caller: Caller, source: { searchId: string } | Frozen, max: number): AsyncGenerator<Found[]> {
+  async *all(caller: Caller, source: { searchId: string } | Frozen, max: number, opts: { deadlineMs?: number } = {}): AsyncGenerator<Found[]> {
     const t = caller.tenant_id;
     if ('searchId' in source) {
       const h = this.handle(caller, source.searchId);
@@ -303,7 +304,7 @@ export class Search {
     this.scope(t, { datasets }); // each still there
     const mode = searchMode(request);
     const plan = this.plan(request, now);
-    const deadline = new Deadline(LONG_MS);
+    const deadline = new Deadline(opts.deadlineMs ?? LONG_MS);
     if (!ranked(request, plan.scoringText)) return yield* this.scan(t, source, plan.needRecord ? plan.accept : null, max, deadline);
     const prepared = mode === 'text' || !this.vectors ? undefined : await this.vectors.prepare(t, datasets, request, mode);
     const leave = await this.gate.enter(deadline);
@@ -345,7 +346,7 @@ export class Search {
           if (batch.length >= BATCH || bytes >= LIMITS.pageBytes || deadline.due()) break;
         }
         from = last > 0 ? last - 1 : 0;
-        if (batch.length > 0) yield batch;
+        yield batch; // even empty: a reader checks between batches whether it should stop
         await deadline.pause();
       }
     }
@@ -361,7 +362,7 @@ export class Search {
       aggregations: handle.aggregations,
       next_cursor: next,
       ...(handle.ranked < handle.total && {
-        warnings: [{ code: 'ranking_truncated', message: `pages stop after the first ${handle.ranked} of ${handle.total} records: narrow the search to page through the rest` }],
+        warnings: [{ code: 'ranking_truncated', message: `pages stop after the first ${handle.ranked} of ${handle.total} records: narrow the search to page through the rest, or export it (POST /v1/export, svc export create) to get every one` }],
       }),
     };
   }

@@ -27,6 +27,25 @@ export class TopK<T> {
     return [...this.heap].sort((a, b) => (this.better(a, b) ? -1 : this.better(b, a) ? 1 : 0));
   }
 
+  /**
+   * Best first, like `sorted`, taken out of the heap a slice at a time (the heap is empty after):
+   * sorting a million items in one go would hold the event loop for about a second.
+   */
+  async drain(turns: { due(): boolean; pause(): Promise<void> }): Promise<T[]> {
+    const h = this.heap;
+    const out = new Array<T>(h.length);
+    for (let i = h.length - 1; i >= 0; i--) {
+      out[i] = h[0];
+      const last = h.pop()!;
+      if (h.length > 0) {
+        h[0] = last;
+        this.down(0);
+      }
+      if (turns.due()) await turns.pause();
+    }
+    return out;
+  }
+
   private up(i: number): void {
     const h = this.heap;
     while (i > 0) {
@@ -41,7 +60,9 @@ export class TopK<T> {
     const h = this.heap;
     for (;;) {
       let worst = i;
-      for (const child of [2 * i + 1, 2 * i + 2]) if (child < h.length && this.better(h[worst], h[child])) worst = child;
+      const left = 2 * i + 1;
+      if (left < h.length && this.better(h[worst], h[left])) worst = left;
+      if (left + 1 < h.length && this.better(h[worst], h[left + 1])) worst = left + 1;
       if (worst === i) return;
       [h[worst], h[i]] = [h[i], h[worst]];
       i = worst;

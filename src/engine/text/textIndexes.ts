@@ -53,6 +53,7 @@ export class TextIndexes {
    */
   search(t: string, d: string, text: string, options: SearchOptions, timeoutMs: number): Promise<TextResult> {
     const answer = this.call<TextResult>({ op: 'search', target: this.target(t, d), text, options }, timeoutMs);
+    if (!Number.isFinite(options.deadline)) return answer; // work without a deadline (a cancellable job)
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(searchTimeout(timeoutMs)), Math.max(0, options.deadline - Date.now()));

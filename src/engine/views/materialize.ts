@@ -13,6 +13,7 @@ import { recordKey, refKey } from './stored.js';
 export async function materialize(store: Store, t: string, viewId: string, answer: AsyncIterable<Found[]>): Promise<number> {
   let pos = 0;
   for await (const batch of answer) {
+    if (batch.length === 0) continue;
     await store.meta.transaction(() => {
       for (const found of batch) {
         if (store.ids.get([t, found.dataset_id, found.record.id]) === undefined) continue;

@@ -146,10 +146,19 @@ export class Views {
     const state = this.state(t, viewId);
     if (state.kind === 'live') return yield* this.search.all(caller, this.search.freeze(caller, state.search_request), maxAnswerRecords());
     for (let from = 0; ; ) {
-      const batch = [...this.store.meta.getRange({ ...under([t, 'viewrec', viewId], recordKey(t, viewId, from)), limit: BATCH })];
-      if (batch.length > 0) yield batch.map((e) => e.value as Found);
-      if (batch.length < BATCH) return;
-      from = (batch[batch.length - 1].key[3] as number) + 1;
+      // `BATCH` records, or `LIMITS.pageBytes` of them (at least one): records may be large
+      const batch: Found[] = [];
+      let bytes = 0;
+      let next = -1;
+      for (const { key, value } of this.store.meta.getRange({ ...under([t, 'viewrec', viewId], recordKey(t, viewId, from)), limit: BATCH })) {
+        if (batch.length > 0 && bytes >= LIMITS.pageBytes) break;
+        batch.push(value as Found);
+        bytes += JSON.stringify((value as Found).record).length;
+        next = (key[3] as number) + 1;
+      }
+      if (batch.length > 0) yield batch;
+      if (next < 0) return;
+      from = next;
     }
   }
 
