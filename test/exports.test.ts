@@ -13,6 +13,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadSecret } from '../src/engine/auth/secret.js';
 import { downloadQuery } from '../src/engine/exports/downloadSigning.js';
 import { writerDb } from '../src/engine/exports/parquetWriter.js';
+import { EXPORT_JOB } from '../src/engine/exports/state.js';
 import { useApp } from './helpers/app.js';
 import { DATA, tempDir } from './helpers/cli.js';
 import { client, expectStatus, until, type Json } from './helpers/http.js';
@@ -39,8 +40,12 @@ async function fetchFile(url: string): Promise<{ status: number; headers: Record
 async function exportDone(body: Record<string, unknown>, as = http): Promise<Json> {
   const created = expectStatus(await as.post('/v1/export', body), 202);
   expect(created).toMatchObject({ export_id: expect.stringMatching(/^exp_/), job_id: expect.stringMatching(/^job_/), status: expect.stringMatching(/pending|running|completed/) });
-  return until(`export ${created.export_id}`, async () => {
-    const e = expectStatus(await as.get(`/v1/export/${created.export_id}`), 200);
+  return completed(created.export_id, as);
+}
+
+function completed(exportId: string, as = http): Promise<Json> {
+  return until(`export ${exportId}`, async () => {
+    const e = expectStatus(await as.get(`/v1/export/${exportId}`), 200);
     if (e.status === 'failed') throw new Error(`export failed: ${e.error_message}`);
     return e.status === 'completed' ? e : undefined;
   });
@@ -188,6 +193,31 @@ describe('NDJSON', () => {
     expect(file.headers['content-disposition']).toBe(`attachment; filename="${zipped.export_id}.ndjson.gz"`);
     const strip = (rows: Json[]) => rows.map(({ score, ...r }) => r);
     expect(strip(ndjsonLines(gunzipSync(file.bytes)))).toEqual(strip(ndjsonLines(await download(plain))));
+  });
+});
+
+describe('a search export', () => {
+  it('is frozen as its job starts: records re-ingested after it was made are in the file, as they are now', async () => {
+    await ingest('renewed', trickyLines(), 'ndjson', TRICKY_QUERY);
+    // a job holding the exports' serial key keeps the export waiting while its records are ingested again
+    let release!: () => void;
+    const held = new Promise<void>((ok) => (release = ok));
+    t.engine.jobs.register('hold_exports', { handler: () => held, serialKey: () => EXPORT_JOB });
+    const hold = await t.engine.jobs.enqueue(t.admin.tenant_id, 'hold_exports', {});
+    let created: Json;
+    try {
+      await until('the hold running', async () => (t.engine.jobs.get(t.admin.tenant_id, hold.job_id).status === 'running' ? true : undefined));
+      created = expectStatus(await http.post('/v1/export', { search_request: { datasets: ['renewed'] } }), 202);
+      await ingest('renewed', trickyLines(' renewed'), 'ndjson', TRICKY_QUERY, false);
+      expect(expectStatus(await http.get(`/v1/export/${created.export_id}`), 200).status).toBe('pending');
+    } finally {
+      release();
+    }
+    const e = await completed(created.export_id);
+    expect(e.search_request).toEqual({ datasets: ['renewed'] }); // as given
+    const records = ndjsonLines(await download(e));
+    expect(records.map((r) => r.id).sort()).toEqual(TRICKY.map((r) => r.id).sort());
+    for (const r of records) expect(r.body).toMatch(/ renewed$/);
   });
 });
 

@@ -61,23 +61,23 @@ export class Exports {
 
   /**
    * Checks what the export names — a statement as a query would check it, a search's q and
-   * datasets, a view's existence — before any job is made, freezes a search, and queues the job.
+   * datasets, a view's existence — before any job is made, and queues the job. A search is frozen
+   * by each attempt of the job, not here: records re-ingested before it runs have new seqs.
    */
   async create(caller: Caller, req: ExportCreate): Promise<Export> {
     const t = caller.tenant_id;
     const format = req.format ?? 'ndjson';
     checkRequest(req, format);
-    let frozen = null;
     if (req.sql !== undefined) await this.deps.sql.check(caller, req.sql, req.params ?? []);
     else if (req.search_request !== undefined) {
       this.deps.search.check(req.search_request);
-      frozen = this.deps.search.freeze(caller, req.search_request);
+      this.deps.search.freeze(caller, req.search_request); // 404 for a dataset that does not exist; the job freezes it again
     } else this.deps.views.get(caller, req.view_id!);
     const id = newId('exp');
     const gzip = req.gzip ?? false;
     const s: ExportState = {
       export_id: id, tenant_id: t, job_id: '', requested_by: caller.user_id, name: req.name ?? null, format, gzip,
-      view_id: req.view_id ?? null, search_request: req.search_request ?? null, frozen, sql: req.sql ?? null, params: req.params ?? [],
+      view_id: req.view_id ?? null, search_request: req.search_request ?? null, sql: req.sql ?? null, params: req.params ?? [],
       fields: req.fields ?? null, row_count: 0, size_bytes: null, created_at: now(), completed_at: null,
       store_key: `${id}.${fileExtension({ format, gzip })}`,
     };
