@@ -292,7 +292,7 @@ export class Search {
    * A request without scoring text streams straight from the store, newest first, in flat memory;
    * one with it holds its ranking (16 bytes a match) while its records stream.
    */
-  async *all(caller: Caller, source: { searchId: string } | Frozen, max: number): AsyncGenerator<Found[]> {
+  async *all(caller: Caller, source: { searchId: string } | Frozen, max: number, opts?: { deadlineMs?: number }): AsyncGenerator<Found[]> {
     const t = caller.tenant_id;
     if ('searchId' in source) {
       const h = this.handle(caller, source.searchId);
