@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { LIMITS } from '../src/api/limits.js';
 import { loadSecret } from '../src/engine/auth/secret.js';
 import { downloadQuery } from '../src/engine/exports/downloadSigning.js';
 import { writerDb } from '../src/engine/exports/parquetWriter.js';
@@ -332,6 +333,29 @@ describe('SQL', () => {
     const records = ndjsonLines(await download(e));
     expect(records.length).toBeGreaterThan(0);
     for (const r of records) expect(r).toMatchObject({ id: r.metadata._id, metadata: { Level: 'WARN' }, provenance: { dataset_id: 'hdfs' } });
+  });
+
+  it('splits a chunk into batches of about a search page when its rows bring large records', async () => {
+    const big = Array.from({ length: 24 }, (_, i) => JSON.stringify({ id: `b${i}`, msg: `record ${i} `.padEnd(600_000, 'lorem ipsum ') })).join('\n');
+    await ingest('big', big, 'ndjson', TRICKY_QUERY);
+    const stream = await t.engine.sql.stream(t.engine.localCaller(t.admin.tenant_id), 'SELECT _id FROM big', [], 60_000);
+    const sizes: number[] = [];
+    for await (const batch of stream.batches) sizes.push(JSON.stringify(batch).length);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBeGreaterThan(24 * 600_000);
+    expect(sizes.length).toBeGreaterThan(3);
+    for (const size of sizes) expect(size).toBeLessThan(LIMITS.pageBytes + 64 * 1024);
+    expect((await exportDone({ sql: 'SELECT _id FROM big' })).row_count).toBe(24);
+  });
+
+  it('a row larger than a SQL result page fails the export at once, saying so', async () => {
+    const created = expectStatus(await http.post('/v1/export', { sql: "SELECT repeat('x', 33 * 1024 * 1024) AS big" }), 202);
+    const failed = await until('the export failed', async () => {
+      const e = expectStatus(await http.get(`/v1/export/${created.export_id}`), 200);
+      if (e.status === 'completed') throw new Error(`a row of ${e.size_bytes} bytes was written`);
+      return e.status === 'failed' ? e : undefined;
+    });
+    expect(failed.error_message).toMatch(/^one row is larger than 32 MiB as JSON/);
+    expect(expectStatus(await http.get(`/v1/admin/jobs/${created.job_id}`), 200).attempts).toBe(1);
   });
 
   it("CSV has the statement's columns; Parquet its types", async () => {
