@@ -5,16 +5,19 @@
  */
 import { parseString } from '@fast-csv/parse';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../src/api/limits.js';
 import { loadSecret } from '../src/engine/auth/secret.js';
+import { DiskFull } from '../src/engine/errors.js';
 import { downloadQuery } from '../src/engine/exports/downloadSigning.js';
-import { writerDb } from '../src/engine/exports/parquetWriter.js';
+import { sqlColumns, type ExportRecord } from '../src/engine/exports/columns.js';
+import { writeParquet, writerDb } from '../src/engine/exports/parquetWriter.js';
 import { EXPORT_JOB } from '../src/engine/exports/state.js';
+import { isTerminal } from '../src/engine/jobs/queue.js';
 import { useApp } from './helpers/app.js';
 import { DATA, tempDir } from './helpers/cli.js';
 import { client, expectStatus, until, type Json } from './helpers/http.js';
@@ -285,6 +288,44 @@ describe('the Parquet writer', () => {
       expect(filesOf(t.admin.tenant_id, '.tmp').filter((f) => f.startsWith('export_'))).toEqual([]);
     } finally {
       t.engine.exports.limits.parquetMemory = before;
+    }
+  });
+
+  it('checks the free-space floor as its NDJSON copy grows: below it the export waits for space, then completes', async () => {
+    const before = process.env.SVC_MIN_FREE_BYTES;
+    process.env.SVC_MIN_FREE_BYTES = String(2 ** 60);
+    t.engine.jobs.space.measure(true);
+    let created: Json;
+    try {
+      // about 84 MB of rows to stage, a Parquet file of a few: only the staging file crosses 64 MiB
+      created = expectStatus(await http.post('/v1/export', { sql: "SELECT i, repeat('x', 400) AS pad FROM range(200000) t(i)", format: 'parquet' }), 202);
+      const waiting = await until('the export waiting for space', async () => {
+        const job = t.engine.jobs.get(t.admin.tenant_id, created.job_id);
+        if (isTerminal(job.status)) throw new Error(`the export ended ${job.status} below the floor`);
+        return job.disk_waits ? job : undefined;
+      });
+      expect(waiting).toMatchObject({ status: 'pending', attempts: 0, error_message: expect.stringMatching(/disk is nearly full/) });
+      expect(filesOf(t.admin.tenant_id, '.tmp').filter((f) => f.startsWith('export_'))).toEqual([]);
+    } finally {
+      if (before === undefined) delete process.env.SVC_MIN_FREE_BYTES;
+      else process.env.SVC_MIN_FREE_BYTES = before;
+      t.engine.jobs.space.measure(true);
+    }
+    const e = await completed(created.export_id);
+    expect(e.row_count).toBe(200_000);
+    expect(expectStatus(await http.get(`/v1/admin/jobs/${created.job_id}`), 200).attempts).toBe(1);
+  });
+
+  it.skipIf(!existsSync('/dev/full'))('a staging write that finds the disk full fails as DiskFull (the job waits for space), not as a raw ENOSPC', async () => {
+    const dir = tempDir('svc-staging-');
+    try {
+      symlinkSync('/dev/full', join(dir.path, 'rows.ndjson')); // every write there fails with ENOSPC
+      async function* rows(): AsyncGenerator<ExportRecord[]> {
+        yield [{ metadata: { i: 1 } } as unknown as ExportRecord];
+      }
+      await expect(writeParquet(dir.path, sqlColumns([{ name: 'i', type: 'BIGINT' }]), rows(), '64MB', () => {})).rejects.toBeInstanceOf(DiskFull);
+    } finally {
+      dir.remove();
     }
   });
 

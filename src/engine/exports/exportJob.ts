@@ -62,10 +62,11 @@ export class ExportJob {
           savedAt = Date.now();
           await this.progress(t, id, rows);
         });
+        const checkSpace = () => this.space.check(`export ${id}`);
         const body = s.format === 'parquet'
-          ? createReadStream(await writeParquet(this.blobs.workDir(t, workDirName(id)), source.columns, watched, this.limits.parquetMemory))
+          ? createReadStream(await writeParquet(this.blobs.workDir(t, workDirName(id)), source.columns, watched, this.limits.parquetMemory, checkSpace))
           : s.format === 'csv' ? csvChunks(source.columns, watched) : ndjsonChunks(watched);
-        stored = await this.blobs.put(t, EXPORTS_BUCKET, s.store_key, s.gzip ? gzipped(body) : body, Infinity, () => this.space.check(`export ${id}`));
+        stored = await this.blobs.put(t, EXPORTS_BUCKET, s.store_key, s.gzip ? gzipped(body) : body, Infinity, checkSpace);
       } finally {
         source.close();
       }
