@@ -16,7 +16,9 @@ import { DiskFull } from '../src/engine/errors.js';
 import { downloadQuery } from '../src/engine/exports/downloadSigning.js';
 import { sqlColumns, type ExportRecord } from '../src/engine/exports/columns.js';
 import { writeParquet, writerDb } from '../src/engine/exports/parquetWriter.js';
-import { EXPORT_JOB } from '../src/engine/exports/state.js';
+import { EXPORT_JOB, exportKey } from '../src/engine/exports/state.js';
+import { newId } from '../src/engine/ids.js';
+import { openStore } from '../src/engine/store/db.js';
 import { isTerminal } from '../src/engine/jobs/queue.js';
 import { useApp } from './helpers/app.js';
 import { DATA, tempDir } from './helpers/cli.js';
@@ -583,6 +585,35 @@ describe('cancel, delete, list, retention', () => {
     expect(paged).toEqual(ids);
     expect((await http.get('/v1/export?limit=501')).status).toBe(422);
     expect((await http.get('/v1/export?cursor=nonsense')).status).toBe(422);
+  });
+
+  it('an export whose job could not be queued is removed at once; one left without a job, by the sweep an hour on', async () => {
+    const listed = async () => expectStatus(await http.get('/v1/export?limit=500'), 200).exports.map((x: Json) => x.export_id);
+    const before = await listed();
+    const enqueue = t.engine.jobs.enqueue;
+    t.engine.jobs.enqueue = () => Promise.reject(new DiskFull('the disk is full: a job could not be written'));
+    try {
+      expect((await http.post('/v1/export', { search_request: { datasets: ['tricky'] } })).status).toBe(507);
+    } finally {
+      t.engine.jobs.enqueue = enqueue;
+    }
+    expect(await listed()).toEqual(before);
+
+    // as a process that died between storing the export and queueing its job leaves it
+    const left = (exportId: string, createdMs: number) => ({
+      export_id: exportId, tenant_id: t.admin.tenant_id, job_id: '', requested_by: t.admin.user_id, name: null, format: 'ndjson', gzip: false,
+      view_id: null, search_request: { datasets: ['tricky'] }, sql: null, params: [], fields: null, row_count: 0, size_bytes: null,
+      created_at: new Date(createdMs).toISOString(), completed_at: null, store_key: `${exportId}.ndjson`,
+    });
+    const [old, young] = [newId('exp'), newId('exp')];
+    const store = openStore(t.engine.dataDir); // the engine's own environment: left open with it
+    await store.meta.put(exportKey(t.admin.tenant_id, old), left(old, Date.now() - 3600_000 - 1000));
+    await store.meta.put(exportKey(t.admin.tenant_id, young), left(young, Date.now()));
+    expect(expectStatus(await http.get(`/v1/export/${old}`), 200).status).toBe('failed');
+    await t.engine.exports.sweep();
+    expect((await http.get(`/v1/export/${old}`)).status).toBe(404);
+    expectStatus(await http.get(`/v1/export/${young}`), 200); // its job may yet be queued
+    expectStatus(await http.del(`/v1/export/${young}`), 200);
   });
 
   it('the retention sweep removes files and exports past their retention period', async () => {

@@ -37,6 +37,8 @@ export interface ExportsDeps {
 
 const SOURCES = ['view_id', 'search_request', 'sql'] as const;
 const DEFAULT_LIST = 50;
+/** An export still without a job this long after it was made never gets one: the sweep removes it. */
+const ORPHAN_MS = 3600_000;
 
 /**
  * Exports: a search's records, a view's or a statement's rows written whole to one file in the
@@ -83,7 +85,14 @@ export class Exports {
     };
     // the export first: its job finds it however soon it runs
     await this.store.meta.put(exportKey(t, id), s);
-    const job = await this.jobs.enqueue(t, EXPORT_JOB, { export_id: id });
+    let job: JobState;
+    try {
+      job = await this.jobs.enqueue(t, EXPORT_JOB, { export_id: id });
+    } catch (err) {
+      // no job will ever run it; what this cannot remove (a full disk) the sweep removes
+      await this.store.meta.remove(exportKey(t, id)).catch(() => {});
+      throw err;
+    }
     const linked = await this.store.meta.transaction(() => {
       const cur: ExportState | undefined = this.store.meta.get(exportKey(t, id));
       if (cur) this.store.meta.put(exportKey(t, id), { ...cur, job_id: job.job_id });
@@ -147,7 +156,11 @@ export class Exports {
     return this.opened(this.state(tenant, exportId));
   }
 
-  /** Removes the exports (and files) whose retention period is over; returns how many went. */
+  /**
+   * Removes the exports (and files) whose retention period is over, and those left without a job
+   * an hour after they were made (the process died, or the disk was full, before their job was
+   * queued): nothing would ever run them. Returns how many went.
+   */
   async sweep(nowMs = Date.now()): Promise<number> {
     let removed = 0;
     for (const t of this.deps.tenants()) {
@@ -156,7 +169,8 @@ export class Exports {
         const s = value as ExportState;
         const job = this.jobOf(s);
         const at = expiresAt(s, job, this.limits.retentionDays);
-        if (at !== null && Date.parse(at) <= nowMs && (!job || isTerminal(job.status))) due.push(s);
+        const orphan = !job && !s.completed_at && Date.parse(s.created_at) + ORPHAN_MS <= nowMs;
+        if (orphan || (at !== null && Date.parse(at) <= nowMs && (!job || isTerminal(job.status)))) due.push(s);
       }
       for (const s of due) await this.remove(s);
       removed += due.length;
