@@ -483,6 +483,11 @@ describe('what an export may name', () => {
     const fields = await http.post('/v1/export', { search_request: {}, format: 'csv', fields: ['id', 'provenance.nope'] });
     expect(fields.status).toBe(422);
     expect(fields.body.detail[0].loc).toEqual(['body', 'fields', 1]);
+    for (const format of ['csv', 'parquet']) {
+      const twice = await http.post('/v1/export', { search_request: {}, format, fields: ['id', 'body', 'id'] });
+      expect(twice.status, twice.text).toBe(422);
+      expect(twice.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'fields', 2], msg: expect.stringContaining("'id' is named twice") })]);
+    }
     expect((await http.post('/v1/export', { search_request: {}, fields: ['id'] })).status).toBe(422); // ndjson writes whole records
     expect((await http.post('/v1/export', { sql: 'SELECT 1', format: 'csv', fields: ['id'] })).status).toBe(422);
     expect((await http.post('/v1/export', { search_request: { q: 'level:(' } })).status).toBe(422);
