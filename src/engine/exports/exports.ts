@@ -9,7 +9,7 @@ import { newId, now } from '../ids.js';
 import { isTerminal, type JobQueue, type JobState } from '../jobs/queue.js';
 import type { Search } from '../search/search.js';
 import type { Sql } from '../sql/sql.js';
-import type { Store } from '../store/db.js';
+import { MAX_KEY, type Store } from '../store/db.js';
 import { checkFields } from './columns.js';
 import { downloadQuery, verifyDownload } from './downloadSigning.js';
 import { ExportJob, workDirName } from './exportJob.js';
@@ -110,7 +110,7 @@ export class Exports {
     const limit = q.limit ?? DEFAULT_LIST;
     const out: Export[] = [];
     let next: string | null = null;
-    const start = exportKey(t, q.cursor ?? '\uffff');
+    const start = exportKey(t, q.cursor ?? MAX_KEY);
     for (const { key, value } of this.store.meta.getRange({ start, end: [t, 'export'], reverse: true })) {
       const s = value as ExportState;
       if (key[2] === q.cursor) continue; // the range starts at the cursor itself
@@ -165,7 +165,7 @@ export class Exports {
     let removed = 0;
     for (const t of this.deps.tenants()) {
       const due: ExportState[] = [];
-      for (const { value } of this.store.meta.getRange({ start: [t, 'export'], end: [t, 'export', '\uffff'] })) {
+      for (const { value } of this.store.meta.getRange({ start: [t, 'export'], end: [t, 'export', MAX_KEY] })) {
         const s = value as ExportState;
         const job = this.jobOf(s);
         const at = expiresAt(s, job, this.limits.retentionDays);
