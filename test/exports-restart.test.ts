@@ -1,6 +1,6 @@
 /**
  * An export job killed mid-way (SIGKILL of `svc serve`) is taken up again by the next server and
- * completes with a whole file: the rerun starts from scratch and, running the frozen search, writes
+ * completes with a whole file: the rerun starts from scratch, freezes the search again and writes
  * every record once. SVC_EXPORT_BATCH_PAUSE_MS slows the first server so that the kill lands mid-export.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';

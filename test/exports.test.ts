@@ -5,14 +5,21 @@
  */
 import { parseString } from '@fast-csv/parse';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { LIMITS } from '../src/api/limits.js';
 import { loadSecret } from '../src/engine/auth/secret.js';
+import { DiskFull } from '../src/engine/errors.js';
 import { downloadQuery } from '../src/engine/exports/downloadSigning.js';
-import { writerDb } from '../src/engine/exports/parquetWriter.js';
+import { sqlColumns, type ExportRecord } from '../src/engine/exports/columns.js';
+import { writeParquet, writerDb } from '../src/engine/exports/parquetWriter.js';
+import { EXPORT_JOB, exportKey } from '../src/engine/exports/state.js';
+import { newId } from '../src/engine/ids.js';
+import { openStore } from '../src/engine/store/db.js';
+import { isTerminal } from '../src/engine/jobs/queue.js';
 import { useApp } from './helpers/app.js';
 import { DATA, tempDir } from './helpers/cli.js';
 import { client, expectStatus, until, type Json } from './helpers/http.js';
@@ -39,8 +46,12 @@ async function fetchFile(url: string): Promise<{ status: number; headers: Record
 async function exportDone(body: Record<string, unknown>, as = http): Promise<Json> {
   const created = expectStatus(await as.post('/v1/export', body), 202);
   expect(created).toMatchObject({ export_id: expect.stringMatching(/^exp_/), job_id: expect.stringMatching(/^job_/), status: expect.stringMatching(/pending|running|completed/) });
-  return until(`export ${created.export_id}`, async () => {
-    const e = expectStatus(await as.get(`/v1/export/${created.export_id}`), 200);
+  return completed(created.export_id, as);
+}
+
+function completed(exportId: string, as = http): Promise<Json> {
+  return until(`export ${exportId}`, async () => {
+    const e = expectStatus(await as.get(`/v1/export/${exportId}`), 200);
     if (e.status === 'failed') throw new Error(`export failed: ${e.error_message}`);
     return e.status === 'completed' ? e : undefined;
   });
@@ -87,37 +98,35 @@ const filesOf = (tenant: string, sub: string) => {
   return existsSync(dir) ? readdirSync(dir) : [];
 };
 
+/** Creates the dataset (unless `create` is false) and ingests `body` into it, until its records are searchable and in SQL. */
+async function ingest(id: string, body: string | Buffer, format: string, query = '', create = true): Promise<void> {
+  if (create) expectStatus(await http.post('/v1/admin/datasets', { dataset_id: id, semantic: false }), 201); // no vectors: their embedding would run on past the tests
+  const run = expectStatus(await http.call('POST', `/v1/ingest/sources/${id}/stream?format=${format}${query}`, { body, contentType: 'application/octet-stream' }), 202);
+  await until(`ingest of ${id}`, async () => {
+    const r = expectStatus(await http.get(`/v1/ingest/runs/${run.ingest_run_id}`), 200);
+    if (r.status === 'failed') throw new Error(JSON.stringify(r));
+    return r.status === 'ready' && r.ready_for.sql_search ? r : undefined;
+  });
+}
+
+const TRICKY_QUERY = '&id_field=id&body_field=msg';
+const trickyLines = (change = '') => TRICKY.map((r) => JSON.stringify({ ...r, msg: `${r.msg}${change}` })).join('\n');
+
 beforeAll(async () => {
-  for (const [id, body, format, query] of [
-    ['hdfs', HDFS, 'csv', ''],
-    ['tricky', TRICKY.map((r) => JSON.stringify(r)).join('\n'), 'ndjson', '&id_field=id&body_field=msg'],
-  ] as const) {
-    expectStatus(await http.post('/v1/admin/datasets', { dataset_id: id, semantic: false }), 201); // no vectors: their embedding would run on past the tests
-    const run = expectStatus(await http.call('POST', `/v1/ingest/sources/${id}/stream?format=${format}${query}`, { body, contentType: 'application/octet-stream' }), 202);
-    await until(`ingest of ${id}`, async () => {
-      const r = expectStatus(await http.get(`/v1/ingest/runs/${run.ingest_run_id}`), 200);
-      if (r.status === 'failed') throw new Error(JSON.stringify(r));
-      return r.status === 'ready' && r.ready_for.sql_search ? r : undefined;
-    });
-  }
+  await ingest('hdfs', HDFS, 'csv');
+  await ingest('tricky', trickyLines(), 'ndjson', TRICKY_QUERY);
 });
 
 describe('a view', () => {
   it('an export of a materialized view writes its records as they were frozen, in its order; a live view is run again', async () => {
-    // a dataset of its own: the records change here, and the other tests read the tricky ones as they are
-    const ingest = async (rows: typeof TRICKY) => {
-      const body = rows.map((r) => JSON.stringify(r)).join('\n');
-      const run = expectStatus(await http.call('POST', '/v1/ingest/sources/viewed/stream?format=ndjson&id_field=id&body_field=msg', { body, contentType: 'application/octet-stream' }), 202);
-      await until('ingest', async () => (expectStatus(await http.get(`/v1/ingest/runs/${run.ingest_run_id}`), 200).status === 'ready' ? true : undefined));
-    };
-    expectStatus(await http.post('/v1/admin/datasets', { dataset_id: 'viewed', semantic: false }), 201);
-    await ingest(TRICKY);
+    // a dataset of its own: the records change under the view, and the other tests read 'tricky' as it was
+    await ingest('viewed', trickyLines(), 'ndjson', TRICKY_QUERY);
     const req = { text: 'quoted lines', datasets: ['viewed'] };
     const view = expectStatus(await http.post('/v1/views', { name: 'tricky ones', search_request: req }), 201);
     const held = expectStatus(await http.get(`/v1/views/${view.view_id}/records?limit=1000`), 200).records;
     expect(held.length).toBeGreaterThan(0);
     // the records change after the view was made: the view, and so its export, keeps the old content
-    await ingest(TRICKY.map((r) => ({ ...r, msg: `${r.msg} changed` })));
+    await ingest('viewed', trickyLines(' changed'), 'ndjson', TRICKY_QUERY, false);
 
     const frozen = ndjsonLines(await download(await exportDone({ view_id: view.view_id })));
     expect(frozen).toEqual(held);
@@ -193,6 +202,31 @@ describe('NDJSON', () => {
   });
 });
 
+describe('a search export', () => {
+  it('is frozen as its job starts: records re-ingested after it was made are in the file, as they are now', async () => {
+    await ingest('renewed', trickyLines(), 'ndjson', TRICKY_QUERY);
+    // a job holding the exports' serial key keeps the export waiting while its records are ingested again
+    let release!: () => void;
+    const held = new Promise<void>((ok) => (release = ok));
+    t.engine.jobs.register('hold_exports', { handler: () => held, serialKey: () => EXPORT_JOB });
+    const hold = await t.engine.jobs.enqueue(t.admin.tenant_id, 'hold_exports', {});
+    let created: Json;
+    try {
+      await until('the hold running', async () => (t.engine.jobs.get(t.admin.tenant_id, hold.job_id).status === 'running' ? true : undefined));
+      created = expectStatus(await http.post('/v1/export', { search_request: { datasets: ['renewed'] } }), 202);
+      await ingest('renewed', trickyLines(' renewed'), 'ndjson', TRICKY_QUERY, false);
+      expect(expectStatus(await http.get(`/v1/export/${created.export_id}`), 200).status).toBe('pending');
+    } finally {
+      release();
+    }
+    const e = await completed(created.export_id);
+    expect(e.search_request).toEqual({ datasets: ['renewed'] }); // as given
+    const records = ndjsonLines(await download(e));
+    expect(records.map((r) => r.id).sort()).toEqual(TRICKY.map((r) => r.id).sort());
+    for (const r of records) expect(r.body).toMatch(/ renewed$/);
+  });
+});
+
 describe('CSV', () => {
   it('quotes as RFC 4180 says: fields round-trip through a CSV parser', async () => {
     const e = await exportDone({ search_request: { datasets: ['tricky'] }, format: 'csv', fields: ['id', 'body', 'metadata.note', 'n', 'provenance.line'] });
@@ -259,6 +293,44 @@ describe('the Parquet writer', () => {
     }
   });
 
+  it('checks the free-space floor as its NDJSON copy grows: below it the export waits for space, then completes', async () => {
+    const before = process.env.SVC_MIN_FREE_BYTES;
+    process.env.SVC_MIN_FREE_BYTES = String(2 ** 60);
+    t.engine.jobs.space.measure(true);
+    let created: Json;
+    try {
+      // about 84 MB of rows to stage, a Parquet file of a few: only the staging file crosses 64 MiB
+      created = expectStatus(await http.post('/v1/export', { sql: "SELECT i, repeat('x', 400) AS pad FROM range(200000) t(i)", format: 'parquet' }), 202);
+      const waiting = await until('the export waiting for space', async () => {
+        const job = t.engine.jobs.get(t.admin.tenant_id, created.job_id);
+        if (isTerminal(job.status)) throw new Error(`the export ended ${job.status} below the floor`);
+        return job.disk_waits ? job : undefined;
+      });
+      expect(waiting).toMatchObject({ status: 'pending', attempts: 0, error_message: expect.stringMatching(/disk is nearly full/) });
+      expect(filesOf(t.admin.tenant_id, '.tmp').filter((f) => f.startsWith('export_'))).toEqual([]);
+    } finally {
+      if (before === undefined) delete process.env.SVC_MIN_FREE_BYTES;
+      else process.env.SVC_MIN_FREE_BYTES = before;
+      t.engine.jobs.space.measure(true);
+    }
+    const e = await completed(created.export_id);
+    expect(e.row_count).toBe(200_000);
+    expect(expectStatus(await http.get(`/v1/admin/jobs/${created.job_id}`), 200).attempts).toBe(1);
+  });
+
+  it.skipIf(!existsSync('/dev/full'))('a staging write that finds the disk full fails as DiskFull (the job waits for space), not as a raw ENOSPC', async () => {
+    const dir = tempDir('svc-staging-');
+    try {
+      symlinkSync('/dev/full', join(dir.path, 'rows.ndjson')); // every write there fails with ENOSPC
+      async function* rows(): AsyncGenerator<ExportRecord[]> {
+        yield [{ metadata: { i: 1 } } as unknown as ExportRecord];
+      }
+      await expect(writeParquet(dir.path, sqlColumns([{ name: 'i', type: 'BIGINT' }]), rows(), '64MB', () => {})).rejects.toBeInstanceOf(DiskFull);
+    } finally {
+      dir.remove();
+    }
+  });
+
   it('reaches its own folder and nothing else, and cannot unlock itself', async () => {
     const dir = tempDir('svc-writer-');
     try {
@@ -304,6 +376,29 @@ describe('SQL', () => {
     const records = ndjsonLines(await download(e));
     expect(records.length).toBeGreaterThan(0);
     for (const r of records) expect(r).toMatchObject({ id: r.metadata._id, metadata: { Level: 'WARN' }, provenance: { dataset_id: 'hdfs' } });
+  });
+
+  it('splits a chunk into batches of about a search page when its rows bring large records', async () => {
+    const big = Array.from({ length: 24 }, (_, i) => JSON.stringify({ id: `b${i}`, msg: `record ${i} `.padEnd(600_000, 'lorem ipsum ') })).join('\n');
+    await ingest('big', big, 'ndjson', TRICKY_QUERY);
+    const stream = await t.engine.sql.stream(t.engine.localCaller(t.admin.tenant_id), 'SELECT _id FROM big', [], 60_000);
+    const sizes: number[] = [];
+    for await (const batch of stream.batches) sizes.push(JSON.stringify(batch).length);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBeGreaterThan(24 * 600_000);
+    expect(sizes.length).toBeGreaterThan(3);
+    for (const size of sizes) expect(size).toBeLessThan(LIMITS.pageBytes + 64 * 1024);
+    expect((await exportDone({ sql: 'SELECT _id FROM big' })).row_count).toBe(24);
+  });
+
+  it('a row larger than a SQL result page fails the export at once, saying so', async () => {
+    const created = expectStatus(await http.post('/v1/export', { sql: "SELECT repeat('x', 33 * 1024 * 1024) AS big" }), 202);
+    const failed = await until('the export failed', async () => {
+      const e = expectStatus(await http.get(`/v1/export/${created.export_id}`), 200);
+      if (e.status === 'completed') throw new Error(`a row of ${e.size_bytes} bytes was written`);
+      return e.status === 'failed' ? e : undefined;
+    });
+    expect(failed.error_message).toMatch(/^one row is larger than 32 MiB as JSON/);
+    expect(expectStatus(await http.get(`/v1/admin/jobs/${created.job_id}`), 200).attempts).toBe(1);
   });
 
   it("CSV has the statement's columns; Parquet its types", async () => {
@@ -389,6 +484,11 @@ describe('what an export may name', () => {
     const fields = await http.post('/v1/export', { search_request: {}, format: 'csv', fields: ['id', 'provenance.nope'] });
     expect(fields.status).toBe(422);
     expect(fields.body.detail[0].loc).toEqual(['body', 'fields', 1]);
+    for (const format of ['csv', 'parquet']) {
+      const twice = await http.post('/v1/export', { search_request: {}, format, fields: ['id', 'body', 'id'] });
+      expect(twice.status, twice.text).toBe(422);
+      expect(twice.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'fields', 2], msg: expect.stringContaining("'id' is named twice") })]);
+    }
     expect((await http.post('/v1/export', { search_request: {}, fields: ['id'] })).status).toBe(422); // ndjson writes whole records
     expect((await http.post('/v1/export', { sql: 'SELECT 1', format: 'csv', fields: ['id'] })).status).toBe(422);
     expect((await http.post('/v1/export', { search_request: { q: 'level:(' } })).status).toBe(422);
@@ -491,6 +591,35 @@ describe('cancel, delete, list, retention', () => {
     expect(paged).toEqual(ids);
     expect((await http.get('/v1/export?limit=501')).status).toBe(422);
     expect((await http.get('/v1/export?cursor=nonsense')).status).toBe(422);
+  });
+
+  it('an export whose job could not be queued is removed at once; one left without a job, by the sweep an hour on', async () => {
+    const listed = async () => expectStatus(await http.get('/v1/export?limit=500'), 200).exports.map((x: Json) => x.export_id);
+    const before = await listed();
+    const enqueue = t.engine.jobs.enqueue;
+    t.engine.jobs.enqueue = () => Promise.reject(new DiskFull('the disk is full: a job could not be written'));
+    try {
+      expect((await http.post('/v1/export', { search_request: { datasets: ['tricky'] } })).status).toBe(507);
+    } finally {
+      t.engine.jobs.enqueue = enqueue;
+    }
+    expect(await listed()).toEqual(before);
+
+    // as a process that died between storing the export and queueing its job leaves it
+    const left = (exportId: string, createdMs: number) => ({
+      export_id: exportId, tenant_id: t.admin.tenant_id, job_id: '', requested_by: t.admin.user_id, name: null, format: 'ndjson', gzip: false,
+      view_id: null, search_request: { datasets: ['tricky'] }, sql: null, params: [], fields: null, row_count: 0, size_bytes: null,
+      created_at: new Date(createdMs).toISOString(), completed_at: null, store_key: `${exportId}.ndjson`,
+    });
+    const [old, young] = [newId('exp'), newId('exp')];
+    const store = openStore(t.engine.dataDir); // the engine's own environment: left open with it
+    await store.meta.put(exportKey(t.admin.tenant_id, old), left(old, Date.now() - 3600_000 - 1000));
+    await store.meta.put(exportKey(t.admin.tenant_id, young), left(young, Date.now()));
+    expect(expectStatus(await http.get(`/v1/export/${old}`), 200).status).toBe('failed');
+    await t.engine.exports.sweep();
+    expect((await http.get(`/v1/export/${old}`)).status).toBe(404);
+    expectStatus(await http.get(`/v1/export/${young}`), 200); // its job may yet be queued
+    expectStatus(await http.del(`/v1/export/${young}`), 200);
   });
 
   it('the retention sweep removes files and exports past their retention period', async () => {

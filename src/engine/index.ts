@@ -106,7 +106,11 @@ export class Engine {
     const tenants = () => this.directory.tenants().map((t) => t.tenant_id);
     this.views = new Views(store, this.search, tenants);
     this.exports = new Exports({ store, jobs: this.jobs, blobs, search: this.search, sql: this.sql, views: this.views, secret, tenants });
-    this.retention.sweeps.push((nowMs) => this.views.sweep(nowMs), async (nowMs) => void (await this.exports.sweep(nowMs)));
+    this.retention.sweeps.push(
+      (nowMs) => this.views.sweep(nowMs),
+      async (nowMs) => void (await this.exports.sweep(nowMs)),
+      async () => void blobs.sweepTemp(), // a server that runs for months is not reopened to sweep what killed writers left
+    );
   }
 
   static async open(dataDir: string, opts: OpenOptions = {}): Promise<Engine> {

@@ -32,9 +32,10 @@ export function fieldProblem(path: string): string | null {
   return null;
 }
 
+/** Each field a column of its own: a field named twice would give two columns one name, which Parquet refuses. */
 export function checkFields(fields: string[]): void {
   const issues = fields.flatMap((f, i) => {
-    const why = fieldProblem(f);
+    const why = fieldProblem(f) ?? (fields.indexOf(f) < i ? `'${f}' is named twice: each field is one column` : null);
     return why ? [{ loc: ['body', 'fields', i], msg: why, type: 'value_error', input: f }] : [];
   });
   if (issues.length > 0) throw new Invalid(issues[0].msg, issues);

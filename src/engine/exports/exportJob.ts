@@ -27,9 +27,9 @@ export const workDirName = (exportId: string) => `export_${exportId}`;
 /**
  * The job that writes an export's file: it reads what the export names a batch at a time, writes
  * it in its format through a temp file that is renamed into place once whole, and stores the row
- * count and size. Any attempt starts from scratch — a rerun after a crash writes the same rows,
- * since a search export runs its frozen search. Between batches it stops when cancelled (the temp
- * file goes) and when the server stops (the job is taken up again).
+ * count and size. Any attempt starts from scratch and reads the data as of its own start (a search
+ * is frozen then): a rerun after a crash writes a whole, consistent file. Between batches it stops
+ * when cancelled (the temp file goes) and when the server stops (the job is taken up again).
  */
 export class ExportJob {
   constructor(
@@ -62,10 +62,11 @@ export class ExportJob {
           savedAt = Date.now();
           await this.progress(t, id, rows);
         });
+        const checkSpace = () => this.space.check(`export ${id}`);
         const body = s.format === 'parquet'
-          ? createReadStream(await writeParquet(this.blobs.workDir(t, workDirName(id)), source.columns, watched, this.limits.parquetMemory))
+          ? createReadStream(await writeParquet(this.blobs.workDir(t, workDirName(id)), source.columns, watched, this.limits.parquetMemory, checkSpace))
           : s.format === 'csv' ? csvChunks(source.columns, watched) : ndjsonChunks(watched);
-        stored = await this.blobs.put(t, EXPORTS_BUCKET, s.store_key, s.gzip ? gzipped(body) : body, Infinity, () => this.space.check(`export ${id}`));
+        stored = await this.blobs.put(t, EXPORTS_BUCKET, s.store_key, s.gzip ? gzipped(body) : body, Infinity, checkSpace);
       } finally {
         source.close();
       }

@@ -9,7 +9,7 @@ import { newId, now } from '../ids.js';
 import { isTerminal, type JobQueue, type JobState } from '../jobs/queue.js';
 import type { Search } from '../search/search.js';
 import type { Sql } from '../sql/sql.js';
-import type { Store } from '../store/db.js';
+import { MAX_KEY, type Store } from '../store/db.js';
 import { checkFields } from './columns.js';
 import { downloadQuery, verifyDownload } from './downloadSigning.js';
 import { ExportJob, workDirName } from './exportJob.js';
@@ -37,6 +37,8 @@ export interface ExportsDeps {
 
 const SOURCES = ['view_id', 'search_request', 'sql'] as const;
 const DEFAULT_LIST = 50;
+/** An export still without a job this long after it was made never gets one: the sweep removes it. */
+const ORPHAN_MS = 3600_000;
 
 /**
  * Exports: a search's records, a view's or a statement's rows written whole to one file in the
@@ -61,29 +63,36 @@ export class Exports {
 
   /**
    * Checks what the export names — a statement as a query would check it, a search's q and
-   * datasets, a view's existence — before any job is made, freezes a search, and queues the job.
+   * datasets, a view's existence — before any job is made, and queues the job. A search is frozen
+   * by each attempt of the job, not here: records re-ingested before it runs have new seqs.
    */
   async create(caller: Caller, req: ExportCreate): Promise<Export> {
     const t = caller.tenant_id;
     const format = req.format ?? 'ndjson';
     checkRequest(req, format);
-    let frozen = null;
     if (req.sql !== undefined) await this.deps.sql.check(caller, req.sql, req.params ?? []);
     else if (req.search_request !== undefined) {
       this.deps.search.check(req.search_request);
-      frozen = this.deps.search.freeze(caller, req.search_request);
+      this.deps.search.freeze(caller, req.search_request); // 404 for a dataset that does not exist; the job freezes it again
     } else this.deps.views.get(caller, req.view_id!);
     const id = newId('exp');
     const gzip = req.gzip ?? false;
     const s: ExportState = {
       export_id: id, tenant_id: t, job_id: '', requested_by: caller.user_id, name: req.name ?? null, format, gzip,
-      view_id: req.view_id ?? null, search_request: req.search_request ?? null, frozen, sql: req.sql ?? null, params: req.params ?? [],
+      view_id: req.view_id ?? null, search_request: req.search_request ?? null, sql: req.sql ?? null, params: req.params ?? [],
       fields: req.fields ?? null, row_count: 0, size_bytes: null, created_at: now(), completed_at: null,
       store_key: `${id}.${fileExtension({ format, gzip })}`,
     };
     // the export first: its job finds it however soon it runs
     await this.store.meta.put(exportKey(t, id), s);
-    const job = await this.jobs.enqueue(t, EXPORT_JOB, { export_id: id });
+    let job: JobState;
+    try {
+      job = await this.jobs.enqueue(t, EXPORT_JOB, { export_id: id });
+    } catch (err) {
+      // no job will ever run it; what this cannot remove (a full disk) the sweep removes
+      await this.store.meta.remove(exportKey(t, id)).catch(() => {});
+      throw err;
+    }
     const linked = await this.store.meta.transaction(() => {
       const cur: ExportState | undefined = this.store.meta.get(exportKey(t, id));
       if (cur) this.store.meta.put(exportKey(t, id), { ...cur, job_id: job.job_id });
@@ -101,7 +110,7 @@ export class Exports {
     const limit = q.limit ?? DEFAULT_LIST;
     const out: Export[] = [];
     let next: string | null = null;
-    const start = exportKey(t, q.cursor ?? '\uffff');
+    const start = exportKey(t, q.cursor ?? MAX_KEY);
     for (const { key, value } of this.store.meta.getRange({ start, end: [t, 'export'], reverse: true })) {
       const s = value as ExportState;
       if (key[2] === q.cursor) continue; // the range starts at the cursor itself
@@ -147,16 +156,21 @@ export class Exports {
     return this.opened(this.state(tenant, exportId));
   }
 
-  /** Removes the exports (and files) whose retention period is over; returns how many went. */
+  /**
+   * Removes the exports (and files) whose retention period is over, and those left without a job
+   * an hour after they were made (the process died, or the disk was full, before their job was
+   * queued): nothing would ever run them. Returns how many went.
+   */
   async sweep(nowMs = Date.now()): Promise<number> {
     let removed = 0;
     for (const t of this.deps.tenants()) {
       const due: ExportState[] = [];
-      for (const { value } of this.store.meta.getRange({ start: [t, 'export'], end: [t, 'export', '\uffff'] })) {
+      for (const { value } of this.store.meta.getRange({ start: [t, 'export'], end: [t, 'export', MAX_KEY] })) {
         const s = value as ExportState;
         const job = this.jobOf(s);
         const at = expiresAt(s, job, this.limits.retentionDays);
-        if (at !== null && Date.parse(at) <= nowMs && (!job || isTerminal(job.status))) due.push(s);
+        const orphan = !job && !s.completed_at && Date.parse(s.created_at) + ORPHAN_MS <= nowMs;
+        if (orphan || (at !== null && Date.parse(at) <= nowMs && (!job || isTerminal(job.status)))) due.push(s);
       }
       for (const s of due) await this.remove(s);
       removed += due.length;

@@ -1,3 +1,5 @@
+import { positive } from '../envNumber.js';
+
 /** What exports may take and how long they last. Each has an environment variable so an operator can change it. */
 export interface ExportLimits {
   /** days a completed (or failed) export is kept before its file is removed (SVC_EXPORT_RETENTION_DAYS) */
@@ -14,8 +16,6 @@ export interface ExportLimits {
    */
   batchPauseMs: number;
 }
-
-const positive = (v: string | undefined, fallback: number) => (v && Number(v) > 0 ? Number(v) : fallback);
 
 export function exportLimits(env = process.env): ExportLimits {
   return {

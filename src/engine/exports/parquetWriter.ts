@@ -2,7 +2,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { createWriteStream, mkdirSync, rmSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { asDiskFull } from '../diskErrors.js';
+import { asDiskFull, diskWriteSync } from '../diskErrors.js';
 import { Refused } from '../errors.js';
 import { loadDuckDB } from '../sql/duckdb.js';
 import type { Column, ExportRecord } from './columns.js';
@@ -13,15 +13,22 @@ const MAX_ROW_BYTES = 16 * 2 ** 20;
 const ROW_GROUP_BYTES = 16 * 2 ** 20;
 /** DuckDB's bounds for a row group: its vector size, and its default. */
 const ROW_GROUP_ROWS = { min: 2048, max: 122_880 };
+/** The staging file checks the free-space floor each time this much more is written, as blob writes do. */
+const SPACE_CHECK_BYTES = 64 * 2 ** 20;
+/** DuckDB's own writes (the Parquet file, its spill) cannot be metered: the floor is checked this often while it writes. */
+const SPACE_POLL_MS = 1000;
 
 /**
  * Writes the records' columns to `<dir>/export.parquet` and returns its path. The rows go first to
  * an NDJSON file in `dir`, a batch at a time (so memory holds one batch), while the types of the
  * columns that have none are learnt from their values; then an in-memory DuckDB instance that can
  * reach `dir` and nothing else reads that file with every column's type named and writes the
- * Parquet file, spilling to `dir` past its memory limit.
+ * Parquet file, spilling to `dir` past its memory limit. `checkSpace` throws (DiskFull) below the
+ * free-space floor: it runs every 64 MiB of the NDJSON file and every second while DuckDB writes,
+ * so that the export waits for space rather than fill the disk; a write that fails for want of
+ * room is DiskFull too.
  */
-export async function writeParquet(dir: string, columns: Column[], batches: AsyncIterable<ExportRecord[]>, memoryLimit: string): Promise<string> {
+export async function writeParquet(dir: string, columns: Column[], batches: AsyncIterable<ExportRecord[]>, memoryLimit: string, checkSpace: () => void): Promise<string> {
   const rows = join(dir, 'rows.ndjson');
   const out = join(dir, 'export.parquet');
   const kinds = columns.map(() => new ValueKinds());
@@ -40,29 +47,47 @@ export async function writeParquet(dir: string, columns: Column[], batches: Asyn
         text += JSON.stringify(row) + '\n';
       }
       seen.rows += batch.length;
+      if (Math.floor((seen.bytes + text.length) / SPACE_CHECK_BYTES) > Math.floor(seen.bytes / SPACE_CHECK_BYTES)) checkSpace();
       seen.bytes += text.length;
       yield text;
     }
   }
-  await pipeline(lines, createWriteStream(rows));
+  try {
+    await pipeline(lines, createWriteStream(rows));
+  } catch (err) {
+    throw asDiskFull(err, 'an export');
+  }
+  checkSpace();
   const types = columns.map((c, i) => c.type ?? kinds[i].type());
   // rows as large as they come: a row group of 16 MiB or so, so that wide rows do not need more memory
   const groupRows = Math.max(ROW_GROUP_ROWS.min, Math.min(ROW_GROUP_ROWS.max, Math.floor(ROW_GROUP_BYTES / Math.max(1, seen.bytes / Math.max(1, seen.rows)))));
-  await copyToParquet(dir, rows, out, columns.map((c) => c.name), types, groupRows, memoryLimit);
+  await copyToParquet(dir, rows, out, columns.map((c) => c.name), types, groupRows, memoryLimit, checkSpace);
   rmSync(rows, { force: true });
   return out;
 }
 
-async function copyToParquet(dir: string, input: string, output: string, names: string[], types: string[], groupRows: number, memoryLimit: string): Promise<void> {
+async function copyToParquet(
+  dir: string, input: string, output: string, names: string[], types: string[], groupRows: number, memoryLimit: string, checkSpace: () => void,
+): Promise<void> {
   const writer = await writerDb(dir, memoryLimit);
+  let full: unknown = null;
+  const watch = setInterval(() => {
+    try {
+      checkSpace();
+    } catch (err) {
+      full = err;
+      writer.conn.interrupt();
+    }
+  }, SPACE_POLL_MS);
   try {
     const struct = `{${types.map((t, i) => `c${i}: ${literal(t)}`).join(', ')}}`;
     const select = names.length > 0 ? names.map((n, i) => `c${i} AS ${identifier(n)}`).join(', ') : '*';
     const read = `read_json(${literal(input)}, format = 'newline_delimited', columns = ${struct}, maximum_object_size = ${MAX_ROW_BYTES})`;
     await writer.conn.run(`COPY (SELECT ${select} FROM ${read}) TO ${literal(output)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${groupRows})`);
   } catch (err) {
-    throw writeError(err, memoryLimit);
+    throw full ?? writeError(err, memoryLimit); // interrupted at the floor: the export waits for space
   } finally {
+    clearInterval(watch);
     writer.close();
   }
 }
@@ -75,7 +100,7 @@ async function copyToParquet(dir: string, input: string, output: string, names: 
 export async function writerDb(dir: string, memoryLimit: string): Promise<{ conn: DuckDBConnection; close: () => void }> {
   const { DuckDBInstance } = await loadDuckDB();
   const spill = join(dir, 'spill');
-  mkdirSync(spill, { recursive: true });
+  diskWriteSync('an export', () => mkdirSync(spill, { recursive: true }));
   const instance = await DuckDBInstance.create(':memory:', {
     memory_limit: memoryLimit,
     threads: '1',

@@ -16,7 +16,7 @@ export interface ExportRows {
   close(): void;
 }
 
-/** Opens what an export names: its frozen search, its view, or its statement. */
+/** Opens what an export names: its search (frozen as the attempt starts), its view, or its statement. */
 export class RowSources {
   constructor(
     private readonly search: Search,
@@ -32,10 +32,13 @@ export class RowSources {
       return { columns: sqlColumns(stream.columns), batches: stream.batches, close: stream.close };
     }
     const columns = recordColumns(s.fields);
-    if (s.frozen) {
+    if (s.search_request !== null) {
+      // frozen now, as the attempt starts: a rerun writes the records as they are when it runs
+      const frozen = this.search.freeze(caller, s.search_request);
       // a ranking is held in memory, so it has a cap; a stream from the store has none
-      const max = this.search.ranks(s.frozen.request) ? maxAnswerRecords() : Infinity;
-      return { columns, batches: records(this.search.all(caller, s.frozen, max)), close: () => {} };
+      const max = this.search.ranks(frozen.request) ? maxAnswerRecords() : Infinity;
+      // no deadline: an export can be cancelled, and a deadline would count the time spent writing between batches
+      return { columns, batches: records(this.search.all(caller, frozen, max, { deadlineMs: Infinity })), close: () => {} };
     }
     return { columns, batches: records(this.views.all(caller, s.view_id!)), close: () => {} };
   }

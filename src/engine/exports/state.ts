@@ -1,7 +1,6 @@
 import type { Export, ExportFormat } from '../../api/exports.js';
 import type { SearchRequest } from '../../api/search.js';
 import type { JobState } from '../jobs/queue.js';
-import type { Frozen } from '../search/handles.js';
 import type { SqlValue } from '../sql/execute.js';
 import type { Key } from '../store/db.js';
 
@@ -20,9 +19,8 @@ export interface ExportState {
   format: ExportFormat;
   gzip: boolean;
   view_id: string | null;
+  /** frozen by each attempt of the job as it starts: its file holds the records as they were then */
   search_request: SearchRequest | null;
-  /** the search as it ran when the export was made: a rerun after a restart writes the same records */
-  frozen: Frozen | null;
   sql: string | null;
   params: SqlValue[];
   fields: string[] | null;

@@ -2,6 +2,7 @@ import type { Directory } from '../auth/directory.js';
 import type { Datasets } from '../datasets/datasets.js';
 import { deleteRecords } from '../deletion/records.js';
 import type { JobQueue } from '../jobs/queue.js';
+import { logProblem } from '../log.js';
 import type { Sources } from '../sources/sources.js';
 import { SYSTEM, type Store } from '../store/db.js';
 import type { TextIndexes } from '../text/textIndexes.js';
@@ -14,7 +15,7 @@ export const RETENTION_EVERY_MS = 3600_000;
  * (by the record's own time, else when it was ingested), then runs the other sweeps. It re-enqueues itself.
  */
 export class Retention {
-  /** other upkeep that runs with each retention pass: expired views, old export files */
+  /** other upkeep that runs with each retention pass, each on its own: expired views, old export files, stale temp files */
   readonly sweeps: ((nowMs: number) => Promise<void>)[] = [];
 
   constructor(
@@ -54,7 +55,13 @@ export class Retention {
         }
       }
     }
-    for (const sweep of this.sweeps) await sweep(nowMs);
+    for (const sweep of this.sweeps) {
+      try {
+        await sweep(nowMs);
+      } catch (err) {
+        logProblem('retention_sweep_failed', err); // the other sweeps and the next pass still run
+      }
+    }
     await this.schedule(nowMs + RETENTION_EVERY_MS);
     return deleted;
   }

@@ -94,8 +94,14 @@ export function reader(result: DuckDBResult) {
     }
     return row;
   };
-  const rowsOf = (chunk: DuckDBDataChunk): Row[] => chunk.convertRows(toJson).map(toRow);
-  return { columns, names, toRow, rowsOf };
+  /** A chunk's rows, each with about what it weighs as JSON; a row past `LIMITS.sqlResultBytes` is refused, as a page refuses it. */
+  const sizedRows = (chunk: DuckDBDataChunk): { row: Row; bytes: number }[] =>
+    chunk.convertRows(toJson).map((values) => {
+      const bytes = rowBytes(names, values);
+      if (bytes > LIMITS.sqlResultBytes) throw tooLarge();
+      return { row: toRow(values), bytes };
+    });
+  return { columns, names, toRow, sizedRows };
 }
 
 const tooLarge = () =>

@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { positive } from '../envNumber.js';
 
 /** What one tenant's SQL may use. Each has an environment variable so an operator can change it. */
 export interface SqlLimits {
@@ -14,14 +15,12 @@ export interface SqlLimits {
   maxResultRows: number;
 }
 
-const positive = (v: string | undefined, fallback: number) => (v && Number(v) > 0 ? Math.floor(Number(v)) : fallback);
-
 export function sqlLimits(env = process.env): SqlLimits {
   return {
-    timeoutMs: positive(env.SVC_SQL_TIMEOUT_MS, 30_000),
+    timeoutMs: Math.floor(positive(env.SVC_SQL_TIMEOUT_MS, 30_000)),
     memoryLimit: env.SVC_SQL_MEMORY_LIMIT || '1GB',
-    threads: positive(env.SVC_SQL_THREADS, availableParallelism()),
+    threads: Math.floor(positive(env.SVC_SQL_THREADS, availableParallelism())),
     tempLimit: env.SVC_SQL_TEMP_LIMIT || '8GB',
-    maxResultRows: positive(env.SVC_SQL_MAX_RESULT_ROWS, 100_000),
+    maxResultRows: Math.floor(positive(env.SVC_SQL_MAX_RESULT_ROWS, 100_000)),
   };
 }
