@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATA, init, serve, SVC, svc, tempDir, type Server } from './helpers/cli.js';
+import { DATA, init, SVC, svc, tempDir, useHdfsServer } from './helpers/cli.js';
 
 const HDFS_CSV = join(DATA, 'loghub/HDFS/HDFS_2k.log_structured.csv');
 const WARN = ['--dataset', 'hdfs', '--q', 'Level:WARN'];
@@ -168,22 +168,7 @@ describe('svc export on a local data dir', () => {
 });
 
 describe('svc export against a server', () => {
-  const dir = tempDir('svc-exports-remote-');
-  const dataDir = join(dir.path, 'data');
-  let server: Server;
-  let token: string;
-  const remote = (args: string[]) => svc(args, { dataDir: join(dir.path, 'none'), env: { SVC_URL: server.url, SVC_TOKEN: token } });
-
-  beforeAll(async () => {
-    token = init(dataDir).token;
-    expect(svc(['datasets', 'create', 'hdfs', '--no-semantic'], { dataDir }).status).toBe(0);
-    expect(svc(['ingest', 'hdfs', HDFS_CSV, '--wait'], { dataDir }).status).toBe(0);
-    server = await serve(dataDir);
-  });
-  afterAll(async () => {
-    await server?.stop();
-    dir.remove();
-  });
+  const { dir, remote } = useHdfsServer('svc-exports-remote-');
 
   it('creates without waiting (202), then waits, writes and downloads through the signed URL', () => {
     const accepted = remote(['export', 'create', '--sql', BY_LINE, '--format', 'csv', '--output', 'json']);

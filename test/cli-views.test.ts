@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATA, init, serve, SVC, svc, tempDir, type Server } from './helpers/cli.js';
+import { DATA, init, SVC, svc, tempDir, useHdfsServer } from './helpers/cli.js';
 
 const HDFS_CSV = join(DATA, 'loghub/HDFS/HDFS_2k.log_structured.csv');
 const WARN = ['--dataset', 'hdfs', '--q', 'Level:WARN'];
@@ -144,23 +144,8 @@ describe('svc view on a local data dir', () => {
 });
 
 describe('svc view against a server', () => {
-  const dir = tempDir('svc-views-remote-');
-  const dataDir = join(dir.path, 'data');
-  let server: Server;
-  let token: string;
-  /** remote mode only: no data dir to fall back on */
-  const remote = (args: string[], as = token) => svc([...args, '--output', 'json'], { dataDir: join(dir.path, 'none'), env: { SVC_URL: server.url, SVC_TOKEN: as } });
-
-  beforeAll(async () => {
-    token = init(dataDir).token;
-    expect(svc(['datasets', 'create', 'hdfs', '--no-semantic'], { dataDir }).status).toBe(0);
-    expect(svc(['ingest', 'hdfs', HDFS_CSV, '--wait'], { dataDir }).status).toBe(0);
-    server = await serve(dataDir);
-  });
-  afterAll(async () => {
-    await server?.stop();
-    dir.remove();
-  });
+  const hdfs = useHdfsServer('svc-views-remote-');
+  const remote = (args: string[], as?: string) => hdfs.remote([...args, '--output', 'json'], as);
 
   it('makes a view from the search id of an earlier command: exactly what that search answered', () => {
     const search = remote(['search', 'exception', ...WARN, '--limit', '1000']).json();
@@ -169,7 +154,7 @@ describe('svc view against a server', () => {
     expect(made.status, made.stderr).toBe(0);
     const view = made.json();
     expect(view).toMatchObject({ kind: 'materialized', from_search_id: search.search_id, record_count: search.records.length });
-    const records = svc(['view', 'records', view.view_id, '--all', '--limit', '9', '--output', 'ndjson'], { dataDir: join(dir.path, 'none'), env: { SVC_URL: server.url, SVC_TOKEN: token } });
+    const records = hdfs.remote(['view', 'records', view.view_id, '--all', '--limit', '9', '--output', 'ndjson']);
     expect([records.status, records.stderr]).toEqual([0, '']);
     expect(ids(records.stdout)).toEqual(search.records.map((r: any) => r.id));
     expect(remote(['view', 'delete', view.view_id, '--yes']).status).toBe(0);
@@ -180,7 +165,7 @@ describe('svc view against a server', () => {
     const view = remote(['view', 'create', 'warn', ...WARN, '--live']).json();
     expect(view.kind).toBe('live');
     expect(remote(['views', 'list', '--limit', '1']).json().views).toHaveLength(1);
-    const page = svc(['view', 'records', view.view_id, '--limit', '2', '--output', 'ndjson'], { dataDir: join(dir.path, 'none'), env: { SVC_URL: server.url, SVC_TOKEN: token } });
+    const page = hdfs.remote(['view', 'records', view.view_id, '--limit', '2', '--output', 'ndjson']);
     expect(lines(page.stdout)).toHaveLength(2);
     expect(page.stderr).toMatch(/^svc: 2 of \d+ records printed;/);
     const gone = remote(['view', 'create', 'gone', '--from-search', 'srch_01jd000000000000000000000']);

@@ -16,6 +16,12 @@ export const FieldPath = Type.String({ minLength: 1, maxLength: LIMITS.fieldPath
 /** A list of field paths: no config can name more fields than a dataset may have. */
 export const FieldPaths = (opts: { minItems?: number } = {}) => Type.Array(FieldPath, { ...opts, maxItems: LIMITS.datasetFields });
 
+/** The page of a list that pages by cursor (views, exports): newest first, `limit` at most 500. */
+export const PagedListQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.cursor })),
+});
+
 export const ApiError = Type.Object(
   {
     detail: Type.Union([Type.String(), Type.Object({ code: Type.String(), message: Type.String() })]),

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { DateTime, FieldPath, Id, Literals, Nullable } from './common.js';
+import { DateTime, PagedListQuery, FieldPath, Id, Literals, Nullable } from './common.js';
 import { LIMITS } from './limits.js';
 import { SearchRequest } from './search.js';
 import { SqlParam } from './sql.js';
@@ -55,10 +55,7 @@ export const Export = Type.Object({
 export type Export = Static<typeof Export>;
 
 export const ExportPath = Type.Object({ export_id: Id });
-export const ExportListQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.cursor })),
-});
+export const ExportListQuery = PagedListQuery;
 export type ExportListQuery = Static<typeof ExportListQuery>;
 export const ExportList = Type.Object({ exports: Type.Array(Export), next_cursor: Nullable(Type.String()) });
 export type ExportList = Static<typeof ExportList>;

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { DateTime, Id, Literals, Nullable } from './common.js';
+import { DateTime, PagedListQuery, Id, Literals, Nullable } from './common.js';
 import { LIMITS } from './limits.js';
 import { ResultRecord, SearchRequest, Total } from './search.js';
 
@@ -37,10 +37,7 @@ export const View = Type.Object({
 export type View = Static<typeof View>;
 
 export const ViewPath = Type.Object({ view_id: Id });
-export const ViewListQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.cursor })),
-});
+export const ViewListQuery = PagedListQuery;
 export type ViewListQuery = Static<typeof ViewListQuery>;
 export const ViewList = Type.Object({ views: Type.Array(View), next_cursor: Nullable(Type.String()) });
 export type ViewList = Static<typeof ViewList>;

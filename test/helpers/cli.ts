@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const SVC = join(ROOT, 'bin/svc.js');
@@ -70,4 +71,30 @@ export async function served(proc: ChildProcess): Promise<Server> {
 
 export function serverInfo(dataDir: string): { pid: number; url: string } {
   return JSON.parse(readFileSync(join(dataDir, 'server.json'), 'utf8'));
+}
+
+/**
+ * For one describe block: `svc serve` on a fresh data dir whose dataset `hdfs` holds the HDFS
+ * sample (no vectors), and `remote` running a command against it as its first admin (or `as`),
+ * with no data dir to fall back on. `dir` is the block's folder for files.
+ */
+export function useHdfsServer(prefix: string) {
+  const dir = tempDir(prefix);
+  const at = { url: '', token: '', server: undefined as Server | undefined };
+  beforeAll(async () => {
+    const dataDir = join(dir.path, 'data');
+    at.token = init(dataDir).token;
+    for (const args of [['datasets', 'create', 'hdfs', '--no-semantic'], ['ingest', 'hdfs', join(DATA, 'loghub/HDFS/HDFS_2k.log_structured.csv'), '--wait']]) {
+      const r = svc(args, { dataDir });
+      if (r.status !== 0) throw new Error(`svc ${args[0]}: ${r.stderr}`);
+    }
+    at.server = await serve(dataDir);
+    at.url = at.server.url;
+  });
+  afterAll(async () => {
+    await at.server?.stop();
+    dir.remove();
+  });
+  const remote = (args: string[], as?: string) => svc(args, { dataDir: join(dir.path, 'none'), env: { SVC_URL: at.url, SVC_TOKEN: as ?? at.token } });
+  return { dir, at, remote };
 }
