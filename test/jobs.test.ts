@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../src/engine/index.js';
 import { deleteRecords } from '../src/engine/deletion/records.js';
-import { Permanent } from '../src/engine/jobs/queue.js';
+import { Interrupted, Permanent } from '../src/engine/jobs/queue.js';
 import { openStore } from '../src/engine/store/db.js';
 import { tempDir } from './helpers/cli.js';
 
@@ -42,6 +42,17 @@ describe('the job queue', () => {
     expect(seen[1] - seen[0]).toBeGreaterThanOrEqual(900); // the first retry waited about a second
     expect(await engine.jobs.settled(t, doomed.job_id)).toMatchObject({ status: 'failed', attempts: 1, error_message: 'never' });
     expect(engine.jobs.list(t, { type: 'doomed' }).map((j) => j.job_id)).toEqual([doomed.job_id]);
+    await engine.close();
+  });
+
+  it('a job interrupted by a stopping process waits for the next start without using up an attempt', async () => {
+    const { engine } = await fresh();
+    const t = engine.localCaller().tenant_id;
+    let runs = 0;
+    // one attempt only: an interruption that counted would fail it
+    engine.jobs.register('long', { maxAttempts: 1, handler: async () => (++runs < 4 ? Promise.reject(new Interrupted('stopping')) : { runs }) });
+    const job = await engine.jobs.enqueue(t, 'long', {});
+    expect(await engine.jobs.settled(t, job.job_id)).toMatchObject({ status: 'succeeded', attempts: 1, result: { runs: 4 } });
     await engine.close();
   });
 

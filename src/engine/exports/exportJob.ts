@@ -7,7 +7,7 @@ import type { BlobStore, StoredBlob } from '../blobs/store.js';
 import type { FreeSpace } from '../diskSpace.js';
 import { DiskFull, EngineError, Unavailable } from '../errors.js';
 import { now } from '../ids.js';
-import { Permanent, type JobContext, type JobState } from '../jobs/queue.js';
+import { Interrupted, Permanent, type JobContext, type JobState } from '../jobs/queue.js';
 import type { Store } from '../store/db.js';
 import type { ExportRecord } from './columns.js';
 import { csvChunks } from './csvWriter.js';
@@ -20,7 +20,7 @@ import { EXPORTS_BUCKET, exportKey, type ExportState } from './state.js';
 /** How often the rows written so far are stored on the export while it runs. */
 const PROGRESS_MS = 1000;
 
-class Stopped extends Error {}
+class Stopped extends Interrupted {}
 
 export const workDirName = (exportId: string) => `export_${exportId}`;
 

@@ -18,6 +18,9 @@ export interface JobState extends Job {
 /** Thrown by a handler when trying again cannot help: the job fails at once. */
 export class Permanent extends Error {}
 
+/** Thrown by a handler that stopped because this process is stopping: the job waits for the next start without using up an attempt. */
+export class Interrupted extends Error {}
+
 export interface JobContext {
   /** true once a cancel was asked for; a handler that can stop early checks it between steps */
   cancelled(): boolean;
@@ -397,6 +400,7 @@ export class JobQueue {
       const waits = (job.disk_waits ?? 0) + 1;
       return { status: 'pending', attempts: job.attempts - 1, disk_waits: waits, error_message: message, next_attempt_at: new Date(Date.now() + diskBackoffMs(waits)).toISOString() };
     }
+    if (err instanceof Interrupted && !cancelled) return { status: 'pending', attempts: job.attempts - 1, error_message: message, next_attempt_at: new Date().toISOString() };
     const retry = !(err instanceof Permanent) && !cancelled && job.attempts < job.max_attempts;
     return retry
       ? { status: 'pending', error_message: message, disk_waits: 0, next_attempt_at: new Date(Date.now() + Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (job.attempts - 1))).toISOString() }
