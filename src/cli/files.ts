@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, statSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
@@ -28,7 +29,8 @@ export function discard(body: AsyncIterable<Buffer>): void {
  * leaves no truncated file under the name asked for. Answers the bytes written.
  */
 export async function saveFile(body: AsyncIterable<Buffer>, path: string): Promise<number> {
-  const part = `${path}.part`;
+  // a name of its own, made new (`wx`): never another file, nor a second download of the same name
+  const part = `${path}.${randomBytes(4).toString('hex')}.part`;
   let bytes = 0;
   try {
     await pipeline(
@@ -38,7 +40,7 @@ export async function saveFile(body: AsyncIterable<Buffer>, path: string): Promi
           yield chunk;
         }
       },
-      createWriteStream(part),
+      createWriteStream(part, { flags: 'wx' }),
     );
     await rename(part, path);
     return bytes;
