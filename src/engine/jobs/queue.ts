@@ -39,6 +39,13 @@ export interface JobKind {
   background?: boolean;
   /** work that frees space (deletion, retention, clean-up): it never waits for the free-space floor */
   freesSpace?: boolean;
+  /**
+   * 'before-start': work that cannot stop halfway (a data deletion) is cancelled only while no
+   * attempt has begun; later a cancel is refused (409). Default: a running job is asked to stop.
+   */
+  cancellable?: 'always' | 'before-start';
+  /** undoes what creating the job set up, in the transaction that cancels it before it ran */
+  onCancel?: (job: JobState) => void;
 }
 
 const LEASE_MS = 60_000;
@@ -136,15 +143,21 @@ export class JobQueue {
     });
   }
 
-  /** A pending job is cancelled at once; a running one is asked to stop. */
+  /** A pending job is cancelled at once; a running one is asked to stop (unless its kind cannot stop once started). */
   async cancel(tenantId: string, jobId: string): Promise<JobState> {
     const job = await this.store.meta.transaction(() => {
       const job: JobState = this.get(tenantId, jobId);
       if (isTerminal(job.status)) throw new Conflict(`job '${jobId}' already ended (${job.status})`);
+      const kind = this.kinds.get(job.type);
+      // a retry waiting as pending has started too: part of its work may be done
+      if (kind?.cancellable === 'before-start' && job.started_at !== null) {
+        throw new Conflict(`job '${jobId}' (${job.type}) has started and cannot be cancelled: it runs to its end`);
+      }
       job.cancel_requested = true;
       if (job.status === 'pending') {
         this.store.meta.remove([SYSTEM, 'jobq', Date.parse(job.next_attempt_at!), job.job_id]);
         Object.assign(job, { status: 'cancelled', completed_at: now() });
+        kind?.onCancel?.(job);
       }
       job.updated_at = now();
       this.store.meta.put([tenantId, 'job', jobId], job);
