@@ -42,6 +42,14 @@ export const DataDeletionJob = Type.Object({
 });
 export type DataDeletionJob = Static<typeof DataDeletionJob>;
 
+/** What the narrower data-deletion scopes name: one upload, one object of a source, one record. */
+export const UploadSessionPath = Type.Object({ upload_session_id: Id });
+export const ObjectDeletionQuery = Type.Object({
+  source_id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+  key: Type.String({ minLength: 1, maxLength: LIMITS.url }),
+});
+export const RecordPath = Type.Object({ dataset_id: DatasetIdRef, record_id: Type.String({ minLength: 1, maxLength: LIMITS.recordId }) });
+
 export const JobStatusAny = Literals(['pending', 'running', 'succeeded', 'failed', 'cancelled'] as const);
 
 /** A durable job of any kind (ingest, data deletion, retention, upload clean-up, …). */

@@ -16,6 +16,7 @@ import { requestLogger } from './log.js';
 import { rateLimits, type RateLimit } from './rateLimit.js';
 import { echoRequestId, requestId } from './requestId.js';
 import { datasetRoutes } from './routes/datasets.js';
+import { deletionRoutes } from './routes/deletion.js';
 import { exportRoutes } from './routes/exports.js';
 import { fieldRoutes } from './routes/fields.js';
 import { healthRoutes } from './routes/health.js';
@@ -117,7 +118,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   if (opts.rateLimit) await rateLimits(app, opts.rateLimit);
   app.addHook('onRequest', authenticate(engine));
   if (opts.log) requestLogger(app, opts.log);
-  for (const routes of [healthRoutes, identityRoutes, keyRoutes, platformRoutes, datasetRoutes, fieldRoutes, searchRoutes, viewRoutes, semanticRoutes, sqlRoutes, sourceRoutes, ingestRoutes, uploadRoutes, jobRoutes, exportRoutes]) routes(app, engine);
+  for (const routes of [healthRoutes, identityRoutes, keyRoutes, platformRoutes, datasetRoutes, fieldRoutes, searchRoutes, viewRoutes, semanticRoutes, sqlRoutes, sourceRoutes, deletionRoutes, ingestRoutes, uploadRoutes, jobRoutes, exportRoutes]) routes(app, engine);
   await app.ready();
   return app;
 }

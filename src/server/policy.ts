@@ -38,6 +38,9 @@ export const POLICY: Record<string, RoutePolicy> = {
   'GET /v1/datasets': member,
   'GET /v1/datasets/:dataset_id': member,
   'DELETE /v1/admin/datasets/:dataset_id': admin,
+  'DELETE /v1/admin/datasets/:dataset_id/records/:record_id': admin,
+  'DELETE /v1/admin/uploads/:upload_session_id': admin,
+  'DELETE /v1/admin/objects': admin,
   'GET /v1/admin/fields': member,
 
   'PUT /v1/admin/sources/:source_id': admin,

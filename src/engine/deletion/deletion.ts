@@ -10,27 +10,38 @@ import type { Sources } from '../sources/sources.js';
 import { removePrefix, scanPrefix, type Store } from '../store/db.js';
 import type { SqlIndexes } from '../sql/sqlIndexes.js';
 import type { TextIndexes } from '../text/textIndexes.js';
-import { deleteRecords } from './records.js';
-
-type Scope = 'dataset' | 'source';
-interface Target { scope: Scope; dataset_id: string; source_id: number | null; source_key: string | null }
+import { sessionKey } from '../uploads/state.js';
+import { deleteRecords, type Selection } from './records.js';
+import { Targets, type Item, type Target } from './targets.js';
 
 /**
- * Data-deletion jobs: a dataset or a source, with every record, object, run and index entry
- * that belongs to it. One item per ingested object; the job's spec shape lives in its payload.
+ * Data-deletion jobs: a dataset, a source, one object (of a source, or of a completed upload) or one
+ * record, with every index entry derived from what goes and, but for a record, the objects and runs.
+ * One item per object (or the one record); the job's spec shape lives in its payload.
  */
 export class DataDeletion {
+  private readonly targets: Targets;
+
   constructor(
     private readonly store: Store,
     private readonly jobs: JobQueue,
     private readonly datasets: Datasets,
     private readonly sources: Sources,
-    private readonly runs: Runs,
+    runs: Runs,
     private readonly blobs: BlobStore,
     private readonly text: TextIndexes,
     private readonly sql?: SqlIndexes,
   ) {
-    jobs.register('data_deletion', { handler: (job) => this.run(job), maxAttempts: 5, freesSpace: true, serialKey: (job) => `${job.tenant_id}/${(job.payload.target as Target).dataset_id}` });
+    this.targets = new Targets(store, datasets, sources, runs);
+    jobs.register('data_deletion', {
+      handler: (job) => this.run(job),
+      maxAttempts: 5,
+      freesSpace: true,
+      // half a deletion is no state to stop in: the spec lets only a job that has not started be cancelled
+      cancellable: 'before-start',
+      onCancel: (job) => this.cancelled(job),
+      serialKey: (job) => `${job.tenant_id}/${(job.payload.target as Target).dataset_id}`,
+    });
   }
 
   async dataset(caller: Caller, datasetId: string): Promise<DataDeletionJob> {
@@ -40,9 +51,20 @@ export class DataDeletion {
     return this.enqueue(caller, { scope: 'dataset', dataset_id: datasetId, source_id: null, source_key: null });
   }
 
-  async source(caller: Caller, sourceId: number): Promise<DataDeletionJob> {
-    const source = this.sources.get(caller.tenant_id, sourceId);
-    return this.enqueue(caller, { scope: 'source', dataset_id: source.dataset_id, source_id: sourceId, source_key: source.source_key });
+  source(caller: Caller, sourceId: number): Promise<DataDeletionJob> {
+    return this.enqueue(caller, this.targets.source(caller.tenant_id, sourceId));
+  }
+
+  object(caller: Caller, sourceId: number, key: string): Promise<DataDeletionJob> {
+    return this.enqueue(caller, this.targets.object(caller.tenant_id, sourceId, key));
+  }
+
+  upload(caller: Caller, uploadSessionId: string): Promise<DataDeletionJob> {
+    return this.enqueue(caller, this.targets.upload(caller.tenant_id, uploadSessionId));
+  }
+
+  record(caller: Caller, datasetId: string, recordId: string): Promise<DataDeletionJob> {
+    return this.enqueue(caller, this.targets.record(caller.tenant_id, datasetId, recordId));
   }
 
   get(caller: Caller, jobId: string): DataDeletionJob {
@@ -52,48 +74,29 @@ export class DataDeletion {
   }
 
   private async enqueue(caller: Caller, target: Target): Promise<DataDeletionJob> {
-    const at = now();
-    const objects = new Set(
-      this.runs.list(caller.tenant_id, { dataset_id: target.dataset_id, source_id: target.source_id ?? undefined, limit: Number.MAX_SAFE_INTEGER }).map((r) => `${r.bucket}\n${r.key}`),
-    );
-    const items = [...objects].map((object, i) => {
-      const [bucket, key] = object.split('\n');
-      return {
-        item_id: i + 1, item_type: 'object_document', status: 'pending' as const, attempt_count: 0, next_attempt_at: null, started_at: null,
-        completed_at: null, created_at: at, updated_at: at, error_message: null, target: { dataset_id: target.dataset_id, bucket, key }, result: {},
-      };
-    });
-    const job = await this.jobs.enqueue(caller.tenant_id, 'data_deletion', { target, requested_by: caller.user_id, items });
-    return view(job);
+    const items = this.targets.items(caller.tenant_id, target);
+    return view(await this.jobs.enqueue(caller.tenant_id, 'data_deletion', { target, requested_by: caller.user_id, items }));
+  }
+
+  /** A dataset whose deletion was cancelled before it began takes ingest and queries again. */
+  private cancelled(job: JobState): void {
+    const target = job.payload.target as Target;
+    const ds = target.scope === 'dataset' && this.store.meta.get([job.tenant_id, 'dataset', target.dataset_id]);
+    if (ds) this.store.meta.put([job.tenant_id, 'dataset', target.dataset_id], { ...ds, deleting: false });
   }
 
   private async run(job: JobState): Promise<Record<string, unknown>> {
     const t = job.tenant_id;
     const target = job.payload.target as Target;
-    const items = job.payload.items as DataDeletionJob['items'];
+    const items = job.payload.items as Item[];
     const at = now();
     for (const item of items) Object.assign(item, { status: 'running', attempt_count: item.attempt_count + 1, started_at: item.started_at ?? at, updated_at: at });
     await this.jobs.update(job);
 
-    let source = null;
-    if (target.scope === 'source') {
-      try {
-        source = this.sources.get(t, target.source_id!);
-      } catch {
-        // already gone: a retry after the source itself was removed
-      }
-    }
-    const exists = Boolean(this.store.meta.get([t, 'dataset', target.dataset_id]));
-    if (target.scope === 'source' && source && exists) {
-      const byKey = await deleteRecords(this.store, this.text, t, target.dataset_id, (rec) => rec.source_key === target.source_key);
-      finish(items, byKey);
-      await this.text.snapshot(t, target.dataset_id).catch(() => {}); // optional: the tombstones cover the deleted records
-    } else if (target.scope === 'dataset' && exists) {
-      finish(items, await deleteRecords(this.store, null, t, target.dataset_id, () => true));
-    } else if (target.scope === 'dataset' || !source) {
-      finish(items, new Map());
-    }
-    for (const item of items) this.blobs.remove(t, String(item.target.bucket), String(item.target.key));
+    const byKey = await this.removeRecords(t, target);
+    finish(items, byKey);
+    // a record's object still holds its other records: only object scopes take the object
+    if (target.scope !== 'record') for (const item of items) this.blobs.remove(t, String(item.target.bucket), String(item.target.key));
     await this.removeMetadata(t, target);
     if (target.scope === 'dataset') await this.text.drop(t, target.dataset_id);
     if (target.scope === 'dataset') await this.sql?.drop(t, target.dataset_id);
@@ -102,11 +105,38 @@ export class DataDeletion {
     return { deleted_documents: items.reduce((n, i) => n + Number(i.result.deleted_documents ?? 0), 0) };
   }
 
+  /**
+   * The target's records leave the store, the text index (here), and SQL, views and vectors (the
+   * listeners of deleteRecords). How many went, per object key; none when a retry finds them gone.
+   */
+  private async removeRecords(t: string, target: Target): Promise<Map<string, number>> {
+    const d = target.dataset_id;
+    if (!this.store.meta.get([t, 'dataset', d])) return new Map();
+    // the whole dataset's text index is dropped at the end, not pruned record by record
+    if (target.scope === 'dataset') return deleteRecords(this.store, null, t, d, () => true);
+    let select: Selection;
+    if (target.scope === 'record') {
+      const seq: number | undefined = this.store.ids.get([t, d, target.record_id!]);
+      if (seq === undefined) return new Map();
+      select = { seqs: [seq] };
+    } else {
+      if (!this.store.meta.get([t, 'source', target.source_id!])) return new Map(); // a retry after the source itself was removed
+      select = target.key === undefined ? (rec) => rec.source_key === target.source_key : (rec) => rec.source_key === target.source_key && rec.key === target.key;
+    }
+    const byKey = await deleteRecords(this.store, this.text, t, d, select);
+    await this.text.snapshot(t, d).catch(() => {}); // optional: the tombstones cover the deleted records
+    return byKey;
+  }
+
   private async removeMetadata(t: string, target: Target): Promise<void> {
+    if (target.scope === 'record') return;
     await this.store.meta.transaction(() => {
-      for (const { key, value } of scanPrefix<{ dataset_id: string; source_id: number }>(this.store.meta, [t, 'run'])) {
-        if (value.dataset_id === target.dataset_id && (target.scope === 'dataset' || value.source_id === target.source_id)) this.store.meta.remove(key);
+      for (const { key, value } of scanPrefix<{ dataset_id: string; source_id: number; key: string }>(this.store.meta, [t, 'run'])) {
+        if (value.dataset_id !== target.dataset_id) continue;
+        if (target.scope === 'dataset' || (value.source_id === target.source_id && (target.key === undefined || value.key === target.key))) this.store.meta.remove(key);
       }
+      if (target.upload_session_id) return this.store.meta.remove(sessionKey(t, target.upload_session_id));
+      if (target.scope === 'object') return;
       if (target.scope === 'source') return this.sources.remove(t, target.source_id!);
       for (const s of this.sources.ofDataset(t, target.dataset_id)) this.sources.remove(t, s.source_id);
       for (const table of ['field', 'tomb', 'sqltomb']) removePrefix(this.store.meta, [t, table, target.dataset_id]);
@@ -115,9 +145,14 @@ export class DataDeletion {
   }
 }
 
-function finish(items: DataDeletionJob['items'], byKey: Map<string, number>): void {
+/** Each item counts the records of its object; a record item, the one record (or none, when it was already gone). */
+function finish(items: Item[], byKey: Map<string, number>): void {
   const at = now();
-  for (const item of items) Object.assign(item, { status: 'succeeded', completed_at: at, updated_at: at, result: { deleted_documents: byKey.get(String(item.target.key)) ?? 0 } });
+  const all = [...byKey.values()].reduce((n, c) => n + c, 0);
+  for (const item of items) {
+    const deleted = item.item_type === 'record' ? all : (byKey.get(String(item.target.key)) ?? 0);
+    Object.assign(item, { status: 'succeeded', completed_at: at, updated_at: at, result: { deleted_documents: deleted } });
+  }
 }
 
 /** The spec's data-deletion job, from the durable job that carries it. */
@@ -134,7 +169,7 @@ function view(job: JobState): DataDeletionJob {
     status,
     target_dataset_id: target.dataset_id,
     target_source_id: target.source_id,
-    target_upload_session_id: null,
+    target_upload_session_id: target.upload_session_id ?? null,
     item_total_count: items.length,
     item_pending_count: count('pending'),
     item_running_count: count('running'),

@@ -17,13 +17,16 @@ export function onRecordsDeleted(store: Store, listener: DeletedListener): void 
   listeners.set(store, [...(listeners.get(store) ?? []), listener]);
 }
 
+/** Which records go: those a scan of the dataset matches, or the ones at these sequences (no scan). */
+export type Selection = ((rec: StoredRecord) => boolean) | { seqs: number[] };
+
 /**
- * Deletes a dataset's records that `match`, a batch per transaction. Each deletion leaves a
+ * Deletes a dataset's selected records, a batch per transaction. Each deletion leaves a
  * tombstone `[tenant, 'tomb', dataset, seq]` in the same transaction, so that a text index
  * snapshot written before it still loses the record when it is next opened.
  * Returns how many records went, per source object key.
  */
-export async function deleteRecords(store: Store, text: TextIndexes | null, t: string, d: string, match: (rec: StoredRecord) => boolean): Promise<Map<string, number>> {
+export async function deleteRecords(store: Store, text: TextIndexes | null, t: string, d: string, select: Selection): Promise<Map<string, number>> {
   const byKey = new Map<string, number>();
   let batch: StoredRecord[] = [];
   const flush = async () => {
@@ -45,11 +48,21 @@ export async function deleteRecords(store: Store, text: TextIndexes | null, t: s
     for (const listener of listeners.get(store) ?? []) await listener(t, d, gone.map((r) => r.seq), gone.map((r) => r.id));
     for (const rec of gone) byKey.set(rec.key, (byKey.get(rec.key) ?? 0) + 1);
   };
-  for (const { value: rec } of store.records.getRange({ start: [t, d, 0], end: [t, d, MAX_KEY] })) {
-    if (!match(rec)) continue;
+  for (const rec of selected(store, t, d, select)) {
     batch.push(rec);
     if (batch.length >= BATCH) await flush();
   }
   if (batch.length > 0) await flush();
   return byKey;
+}
+
+function* selected(store: Store, t: string, d: string, select: Selection): Iterable<StoredRecord> {
+  if (typeof select !== 'function') {
+    for (const seq of select.seqs) {
+      const rec: StoredRecord | undefined = store.records.get([t, d, seq]);
+      if (rec) yield rec;
+    }
+    return;
+  }
+  for (const { value: rec } of store.records.getRange({ start: [t, d, 0], end: [t, d, MAX_KEY] })) if (select(rec)) yield rec;
 }

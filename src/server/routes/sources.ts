@@ -1,5 +1,5 @@
 import { HostedSourcePut, IngestTokenMinted, Source, SourceList, SourceListQuery, SourcePath, SourcePut } from '../../api/sources.js';
-import { DataDeletionJob, JobPath } from '../../api/jobs.js';
+import { DataDeletionJob } from '../../api/jobs.js';
 import { caller } from '../auth.js';
 import type { Routes } from './types.js';
 import { errors, typed } from './types.js';
@@ -31,8 +31,5 @@ export const sourceRoutes: Routes = (app, engine) => {
   );
   r.delete('/v1/admin/sources/:source_id/ingest-token', { schema: { tags, params: SourcePath, response: { 200: Source, ...errors(400, 401, 403, 404, 409) } } }, async (req) =>
     engine.sources.revokeIngestToken(caller(req), req.params.source_id),
-  );
-  r.get('/v1/admin/data-deletion-jobs/:job_id', { schema: { tags: ['Operations'], params: JobPath, response: { 200: DataDeletionJob, ...errors(400, 401, 403, 404) } } }, async (req) =>
-    engine.deletion.get(caller(req), req.params.job_id),
   );
 };
