@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import { datasetsCommand } from './commands/datasets.js';
+import { deleteCommand } from './commands/delete.js';
 import { exportsCommand } from './commands/exports.js';
 import { fieldsCommand } from './commands/fields.js';
 import { ingestCommand } from './commands/ingest.js';
@@ -36,7 +37,7 @@ const program = new Command('svc')
   .configureOutput({ outputError: (str, write) => write(`svc: ${str.replace(/^error: /, '').trim()} (see svc --help)\n`) })
   .exitOverride();
 
-for (const add of [initCommand, tokenCommand, serveCommand, datasetsCommand, sourcesCommand, ingestCommand, searchCommand, sqlCommand, viewsCommand, exportsCommand, fieldsCommand, runsCommand, jobsCommand, keysCommand, tenantsCommand, membersCommand, whoamiCommand, loginCommand, logoutCommand]) add(program);
+for (const add of [initCommand, tokenCommand, serveCommand, datasetsCommand, sourcesCommand, deleteCommand, ingestCommand, searchCommand, sqlCommand, viewsCommand, exportsCommand, fieldsCommand, runsCommand, jobsCommand, keysCommand, tenantsCommand, membersCommand, whoamiCommand, loginCommand, logoutCommand]) add(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -39,6 +39,11 @@ export interface Service {
   getDataset(datasetId: string): Promise<Dataset>;
   deleteDataset(datasetId: string): Promise<DataDeletionJob>;
   getDeletionJob(jobId: string): Promise<DataDeletionJob>;
+  /** the records of one completed upload, and its object */
+  deleteUpload(uploadSessionId: string): Promise<DataDeletionJob>;
+  /** the records of one object a source ingested, and the object */
+  deleteObject(sourceId: number, key: string): Promise<DataDeletionJob>;
+  deleteRecord(datasetId: string, recordId: string): Promise<DataDeletionJob>;
   putSource(sourceId: number, req: SourcePut | HostedSourcePut): Promise<Source>;
   getSource(sourceId: number): Promise<Source>;
   listSources(datasetId?: string): Promise<Source[]>;

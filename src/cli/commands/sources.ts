@@ -5,7 +5,7 @@ import { confirmDestructive, EXIT, Exit, withService } from '../context.js';
 import type { Service } from '../service.js';
 
 /** A source named by its id, or by its key (a dataset's own source has the dataset id as key). */
-async function sourceOf(service: Service, ref: string): Promise<Source> {
+export async function sourceOf(service: Service, ref: string): Promise<Source> {
   const sources = await service.listSources();
   // an id first; a dataset named "2024" has a source whose key is "2024"
   const found = sources.find((s) => String(s.source_id) === ref) ?? sources.find((s) => s.source_key === ref);
