@@ -273,6 +273,7 @@ function bodyOf(route: Route): Pick<Req, 'json' | 'raw' | 'contentType'> & { que
     case 'POST /v1/ingest/sources/:source_key/uploads/parts': return { json: { upload_session_id: 'upl_x', part_numbers: [1] } };
     case 'POST /v1/ingest/sources/:source_key/uploads/complete': return { json: { upload_session_id: 'upl_x', parts: [{ etag: 'x', part_number: 1 }] } };
     case 'POST /v1/ingest/sources/:source_key/uploads/abort': return { json: { upload_session_id: 'upl_x' } };
+    case 'DELETE /v1/admin/objects': return { query: '?source_id=1&key=x' };
     case 'POST /v1/ingest/sources/:source_key/stream':
       return { raw: ndjson([{ id: `extra-${next()}`, msg: `${SHARED_WORD} ${A.marker}` }]), contentType: 'application/x-ndjson', query: '?format=ndjson' };
   }
