@@ -29,7 +29,7 @@ export function deleteCommand(program: Command): void {
     .requiredOption('--source <source>', 'the source (id or key)')
     .requiredOption('--key <key>', "the object's key, as its ingest run shows it")
     .option('--wait', 'wait until the deletion job ends (exit 5 if it fails)')
-    .addHelpText('after', '\nExample:\n  svc delete object --source 2 --key web/2024-06-01/upload-01jd….ndjson --yes --wait')
+    .addHelpText('after', '\nExample:\n  svc delete object --source logs --key logs/obj_01jd…/app.ndjson --yes --wait')
     .action((o: { source: string; key: string; wait?: boolean }, cmd: Command) =>
       withService(cmd, async (ctx) => {
         const source = await sourceOf(ctx.service, o.source);
