@@ -38,4 +38,3 @@ export const ValidationIssue = Type.Object({
 });
 export const HTTPValidationError = Type.Object({ detail: Type.Array(ValidationIssue) }, { $id: 'HTTPValidationError' });
 
-export const TenantHeader = Type.Object({ 'x-service-tenant-id': Type.Optional(Type.String({ maxLength: LIMITS.id })) });

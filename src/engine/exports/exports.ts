@@ -1,6 +1,6 @@
 import { createReadStream, statSync } from 'node:fs';
 import type { Readable } from 'node:stream';
-import type { DownloadQuery, Export, ExportCreate, ExportListQuery } from '../../api/exports.js';
+import type { DownloadQuery, Export, ExportCreate, ExportList, ExportListQuery } from '../../api/exports.js';
 import type { Caller } from '../auth/caller.js';
 import { safeName } from '../blobs/objectKey.js';
 import type { BlobStore } from '../blobs/store.js';
@@ -9,7 +9,7 @@ import { newId, now } from '../ids.js';
 import { isTerminal, type JobQueue, type JobState } from '../jobs/queue.js';
 import type { Search } from '../search/search.js';
 import type { Sql } from '../sql/sql.js';
-import { MAX_KEY, type Store } from '../store/db.js';
+import { newestFirst, scanPrefix, type Store } from '../store/db.js';
 import { checkFields } from './columns.js';
 import { downloadQuery, verifyDownload } from './downloadSigning.js';
 import { ExportJob, workDirName } from './exportJob.js';
@@ -102,25 +102,13 @@ export class Exports {
   }
 
   /** The tenant's exports, newest first (with download URLs of `origin` as `get` gives them); `next_cursor` continues after the last one listed. */
-  list(caller: Caller, q: ExportListQuery, origin?: string): { exports: Export[]; next_cursor: string | null } {
+  list(caller: Caller, q: ExportListQuery, origin?: string): ExportList {
     const t = caller.tenant_id;
     if (q.cursor !== undefined && !EXPORT_ID.test(q.cursor)) {
       throw new Invalid('invalid cursor', [{ loc: ['query', 'cursor'], msg: 'not a cursor of this list', type: 'value_error', input: q.cursor }]);
     }
-    const limit = q.limit ?? DEFAULT_LIST;
-    const out: Export[] = [];
-    let next: string | null = null;
-    const start = exportKey(t, q.cursor ?? MAX_KEY);
-    for (const { key, value } of this.store.meta.getRange({ start, end: [t, 'export'], reverse: true })) {
-      const s = value as ExportState;
-      if (key[2] === q.cursor) continue; // the range starts at the cursor itself
-      if (out.length === limit) {
-        next = out[out.length - 1].export_id;
-        break;
-      }
-      out.push(this.described(s, origin));
-    }
-    return { exports: out, next_cursor: next };
+    const page = newestFirst<ExportState>(this.store.meta, [t, 'export'], q.cursor, q.limit ?? DEFAULT_LIST);
+    return { exports: page.values.map((s) => this.described(s, origin)), next_cursor: page.next };
   }
 
   /** One export; once completed, with a download URL of `origin` (this server) when one is given. */
@@ -165,7 +153,7 @@ export class Exports {
     let removed = 0;
     for (const t of this.deps.tenants()) {
       const due: ExportState[] = [];
-      for (const { value } of this.store.meta.getRange({ start: [t, 'export'], end: [t, 'export', MAX_KEY] })) {
+      for (const { value } of scanPrefix(this.store.meta, [t, 'export'])) {
         const s = value as ExportState;
         const job = this.jobOf(s);
         const at = expiresAt(s, job, this.limits.retentionDays);

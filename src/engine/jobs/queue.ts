@@ -56,7 +56,9 @@ const BACKOFF_MAX_MS = 5 * 60_000;
 const DISK_BACKOFF_MAX_MS = 60_000;
 const CONCURRENCY = 2;
 
-export const diskBackoffMs = (waits: number) => Math.min(DISK_BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, waits - 1));
+/** 1 s, 2 s, 4 s, … for the `n`th wait (from 0), up to `max`. */
+const backoffMs = (n: number, max = BACKOFF_MAX_MS) => Math.min(max, BACKOFF_BASE_MS * 2 ** Math.max(0, n));
+export const diskBackoffMs = (waits: number) => backoffMs(waits - 1, DISK_BACKOFF_MAX_MS);
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 export const isTerminal = (status: string) => TERMINAL.has(status);
@@ -310,7 +312,7 @@ export class JobQueue {
       this.queueFailures = 0;
     } catch (err) {
       if (this.queueFailures++ === 0) logProblem('job_queue_stalled', err);
-      next = err instanceof DiskFull ? diskBackoffMs(this.queueFailures) : Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** this.queueFailures);
+      next = err instanceof DiskFull ? diskBackoffMs(this.queueFailures) : backoffMs(this.queueFailures);
     }
     if (!this.stopped && !this.timer) {
       this.timer = setTimeout(() => void this.tick(), next);
@@ -416,7 +418,7 @@ export class JobQueue {
     if (err instanceof Interrupted && !cancelled) return { status: 'pending', attempts: job.attempts - 1, error_message: message, next_attempt_at: new Date().toISOString() };
     const retry = !(err instanceof Permanent) && !cancelled && job.attempts < job.max_attempts;
     return retry
-      ? { status: 'pending', error_message: message, disk_waits: 0, next_attempt_at: new Date(Date.now() + Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (job.attempts - 1))).toISOString() }
+      ? { status: 'pending', error_message: message, disk_waits: 0, next_attempt_at: new Date(Date.now() + backoffMs(job.attempts - 1)).toISOString() }
       : { status: cancelled ? 'cancelled' : 'failed', error_message: message };
   }
 

@@ -18,6 +18,7 @@ import { decodeCursor, encodeCursor, invalidCursor, type Frozen, type RankedHit,
 import { compileQuery } from './query.js';
 import { Deadline, searchTimeoutMs } from './deadline.js';
 import { Gate } from './gate.js';
+import { positive } from '../envNumber.js';
 import { TopK } from './topK.js';
 import { FUSION_NAME, SEMANTIC_DEPTH, type PreparedQuery, type SemanticSearch } from '../vector/semanticSearch.js';
 
@@ -28,7 +29,7 @@ const BATCH = 500;
 const LONG_MS = 30 * 60_000;
 const NO_TERMS = new Set<string>();
 /** The most records one materialized view or ranked export holds (SVC_VIEW_MAX_RECORDS, else `LIMITS.viewRecords`). */
-export const maxAnswerRecords = (env = process.env) => (Number(env.SVC_VIEW_MAX_RECORDS) > 0 ? Math.floor(Number(env.SVC_VIEW_MAX_RECORDS)) : LIMITS.viewRecords);
+export const maxAnswerRecords = (env = process.env) => Math.floor(positive(env.SVC_VIEW_MAX_RECORDS, LIMITS.viewRecords));
 const SCORE_KIND: Record<string, string> = { semantic: 'cosine', hybrid: FUSION_NAME };
 
 /** `mode` wins; else `semantic: true` is hybrid when there is text, semantic when there is none. */

@@ -47,6 +47,9 @@ export function openStore(dataDir: string, opts: StoreOptions = {}): Store {
   return { env, meta, records, ids, close: () => env.close() };
 }
 
+/** The keys starting with `prefix`, from `from` (a key under it) on. */
+export const prefixRange = (prefix: Key, from: Key = prefix) => ({ start: from, end: [...prefix, MAX_KEY] });
+
 /** Every value whose key starts with `prefix`, in key order. */
 export function* scanPrefix<V>(db: Database<V, Key>, prefix: Key, opts: { reverse?: boolean; limit?: number } = {}): Generator<{ key: Key; value: V }> {
   const start = opts.reverse ? [...prefix, MAX_KEY] : prefix;
@@ -56,13 +59,31 @@ export function* scanPrefix<V>(db: Database<V, Key>, prefix: Key, opts: { revers
   }
 }
 
+/**
+ * A page of a list whose keys are `[...prefix, id]` with ids that sort by time: newest first, after
+ * the id `cursor` (the last of the page before); `keep` leaves entries out. `next` is the last id of
+ * the page when more follow.
+ */
+export function newestFirst<V>(db: Database<any, Key>, prefix: Key, cursor: string | undefined, limit: number, keep: (v: V) => boolean = () => true): { values: V[]; next: string | null } {
+  const values: V[] = [];
+  const ids: string[] = [];
+  for (const { key, value } of db.getRange({ start: [...prefix, cursor ?? MAX_KEY], end: prefix, reverse: true })) {
+    const id = (key as Key)[prefix.length] as string;
+    if (id === cursor || !keep(value)) continue; // the range starts at the cursor itself
+    if (values.length === limit) return { values, next: ids[limit - 1] };
+    values.push(value);
+    ids.push(id);
+  }
+  return { values, next: null };
+}
+
 /** Sorts after every string and number key part (lmdb orders strings after numbers). */
 export const MAX_KEY = '\uffff';
 
 /** Removes every key starting with `prefix`; call inside a write transaction. */
 export function removePrefix(db: Database<any, Key>, prefix: Key): number {
   let n = 0;
-  for (const key of db.getKeys({ start: prefix, end: [...prefix, MAX_KEY] })) {
+  for (const key of db.getKeys(prefixRange(prefix))) {
     db.remove(key as Key);
     n++;
   }

@@ -1,6 +1,6 @@
 import type { View } from '../../api/views.js';
 import type { Found } from '../search/search.js';
-import { MAX_KEY, type Key, type Store } from '../store/db.js';
+import { prefixRange, type Key, type Store } from '../store/db.js';
 
 /**
  * What the store keeps of a view, all under its tenant:
@@ -18,8 +18,6 @@ export interface ViewState extends View {
 export const stateKey = (t: string, viewId: string): Key => [t, 'view', viewId];
 export const recordKey = (t: string, viewId: string, pos: number): Key => [t, 'viewrec', viewId, pos];
 export const refKey = (t: string, datasetId: string, recordId: string, viewId: string, pos: number): Key => [t, 'viewref', datasetId, recordId, viewId, pos];
-/** Every key from `prefix` on, up to but not past it. */
-export const under = (prefix: Key, from: Key = prefix) => ({ start: from, end: [...prefix, MAX_KEY] });
 
 /** records removed per transaction when a view goes */
 const BATCH = 2000;
@@ -38,7 +36,7 @@ export async function removeView(store: Store, t: string, viewId: string): Promi
   });
   for (let more = true; more; ) {
     more = await store.meta.transaction(() => {
-      const batch = [...store.meta.getRange({ ...under([t, 'viewrec', viewId]), limit: BATCH })];
+      const batch = [...store.meta.getRange({ ...prefixRange([t, 'viewrec', viewId]), limit: BATCH })];
       for (const { key, value } of batch as { key: Key; value: Found }[]) {
         store.meta.remove(refKey(t, value.dataset_id, value.record.id, viewId, key[3] as number));
         store.meta.remove(key);

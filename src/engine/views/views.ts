@@ -7,12 +7,12 @@ import { NotFound } from '../errors.js';
 import { newId, now } from '../ids.js';
 import type { Frozen } from '../search/handles.js';
 import { maxAnswerRecords, type Found, type Search } from '../search/search.js';
-import { MAX_KEY, scanPrefix, type Store } from '../store/db.js';
+import { newestFirst, prefixRange, scanPrefix, type Store } from '../store/db.js';
 import { answers, checkCreate, expired } from './checks.js';
 import { listCursor, recordsCursor } from './cursors.js';
 import { dropDeletedFromViews } from './deletions.js';
 import { materialize } from './materialize.js';
-import { recordKey, removeView, stateKey, toView, under, type ViewState } from './stored.js';
+import { recordKey, removeView, stateKey, toView, type ViewState } from './stored.js';
 
 const LIST_LIMIT = 50;
 const RECORDS_LIMIT = 20;
@@ -86,17 +86,9 @@ export class Views {
 
   /** Newest first; the cursor is the last view of the page before. */
   list(caller: Caller, q: ViewListQuery): ViewList {
-    const t = caller.tenant_id;
-    const limit = q.limit ?? LIST_LIMIT;
-    const after = q.cursor ? listCursor(q.cursor) : null;
     const at = Date.now();
-    const views: View[] = [];
-    for (const { key, value } of this.store.meta.getRange({ start: after ? stateKey(t, after) : [t, 'view', MAX_KEY], end: [t, 'view'], reverse: true })) {
-      if (key[2] === after || !answers(value, at)) continue;
-      if (views.length === limit) return { views, next_cursor: views[limit - 1].view_id };
-      views.push(this.view(value));
-    }
-    return { views, next_cursor: null };
+    const page = newestFirst<ViewState>(this.store.meta, [caller.tenant_id, 'view'], q.cursor && listCursor(q.cursor), q.limit ?? LIST_LIMIT, (v) => answers(v, at));
+    return { views: page.values.map((v) => this.view(v)), next_cursor: page.next };
   }
 
   /** Removes the view with every record it holds; answers it as it was. */
@@ -119,7 +111,7 @@ export class Views {
     const from = q.cursor ? recordsCursor.position(q.cursor, id) : 0;
     const records: Found['record'][] = [];
     let bytes = 0;
-    for (const { key, value } of this.store.meta.getRange(under([t, 'viewrec', id], recordKey(t, id, from)))) {
+    for (const { key, value } of this.store.meta.getRange(prefixRange([t, 'viewrec', id], recordKey(t, id, from)))) {
       const size = JSON.stringify(value.record).length;
       if (records.length === limit || (records.length > 0 && bytes + size > LIMITS.pageBytes)) {
         return { total: this.view(state).total, records, next_cursor: recordsCursor.materialized(id, key[3] as number) };
@@ -150,7 +142,7 @@ export class Views {
       const batch: Found[] = [];
       let bytes = 0;
       let next = -1;
-      for (const { key, value } of this.store.meta.getRange({ ...under([t, 'viewrec', viewId], recordKey(t, viewId, from)), limit: BATCH })) {
+      for (const { key, value } of this.store.meta.getRange({ ...prefixRange([t, 'viewrec', viewId], recordKey(t, viewId, from)), limit: BATCH })) {
         if (batch.length > 0 && bytes >= LIMITS.pageBytes) break;
         batch.push(value as Found);
         bytes += JSON.stringify((value as Found).record).length;
