@@ -7,8 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { onRecordsDeleted } from '../src/engine/deletion/records.js';
-import type { Store } from '../src/engine/store/db.js';
+import type { DerivedIndexes } from '../src/engine/derived/derivedIndexes.js';
 import { useApp } from './helpers/app.js';
 import { DATA, init, svc, tempDir } from './helpers/cli.js';
 import { expectStatus, until, type Json } from './helpers/http.js';
@@ -134,8 +133,7 @@ describe('data-deletion scopes', () => {
     // holds a deletion in the middle of its work: a listener of the store that waits for the test
     let release!: () => void;
     let hold: Promise<void> | null = new Promise((ok) => (release = ok));
-    const store = (t.engine as unknown as { store: Store }).store;
-    onRecordsDeleted(store, async () => {
+    (t.engine as unknown as { derived: DerivedIndexes }).derived.onRemoved(async () => {
       if (hold) await hold;
     });
     const first = expectStatus(await http.del(`/v1/admin/datasets/${D}/records/gamma-22`), 202);

@@ -10,6 +10,7 @@ import { Sessions } from './auth/sessions.js';
 import { BlobStore } from './blobs/store.js';
 import { Datasets } from './datasets/datasets.js';
 import { DataDeletion } from './deletion/deletion.js';
+import { DerivedIndexes } from './derived/derivedIndexes.js';
 import { FreeSpace, type FloorOptions } from './diskSpace.js';
 import { Conflict, DiskFull, Forbidden, NotFound, Unauthenticated } from './errors.js';
 import { Exports } from './exports/exports.js';
@@ -20,6 +21,7 @@ import { Runs } from './ingest/runs.js';
 import { lockDataDir } from './lock.js';
 import { logProblem } from './log.js';
 import { PlatformTenants } from './platform/tenants.js';
+import { Reindexes } from './reindex/reindexes.js';
 import { makePrivate } from './privateDir.js';
 import { Retention, RETENTION_EVERY_MS } from './retention/retention.js';
 import { dropStoredHandles, SearchHandles } from './search/handles.js';
@@ -68,6 +70,7 @@ export class Engine {
   readonly jobs: JobQueue;
   readonly deletion: DataDeletion;
   readonly retention: Retention;
+  readonly reindex: Reindexes;
   private readonly ingestTokens: IngestTokens;
   private readonly tokenCache: TokenCache;
   readonly search: Search;
@@ -77,6 +80,8 @@ export class Engine {
   readonly sql: Sql;
   readonly exports: Exports;
   private readonly text: TextIndexes;
+  /** every index derived from the records, in one list: text, vector, SQL */
+  private readonly derived: DerivedIndexes;
   private readonly snapshotTimers = new Map<string, NodeJS.Timeout>();
   private closing = false;
 
@@ -92,19 +97,21 @@ export class Engine {
     this.sources = new Sources(store, this.ingestTokens);
     this.text = new TextIndexes(store, dataDir, (t, d) => this.sources.searchConfig(t, d));
     this.jobs = new JobQueue(store, space);
-    this.tenants = new PlatformTenants(store, dataDir, this.directory, this.keys, this.text, (t) => this.sql.dropTenant(t));
     this.datasets = new Datasets(store, this.sources, (t, d) => this.semantic.indexes.ready(t, d));
+    this.sql = new Sql(store, dataDir, this.datasets, this.jobs, (t) => Boolean(this.directory.tenant(t)));
+    this.semantic = new Semantic(store, dataDir, this.datasets, this.sources, this.jobs, opts.semantic);
+    this.derived = new DerivedIndexes([this.text, this.sql.indexes, this.semantic], dataDir);
+    this.tenants = new PlatformTenants(store, dataDir, this.directory, this.keys, this.derived);
     const runs = new Runs(store);
-    this.ingest = new Ingest(store, this.datasets, this.sources, runs, blobs, this.text, this.jobs, space, (t, d) => this.scheduleSnapshot(t, d));
-    this.sql = new Sql(store, dataDir, this.datasets, this.jobs, this.ingest, (t) => Boolean(this.directory.tenant(t)));
+    this.ingest = new Ingest(store, this.datasets, this.sources, runs, blobs, this.derived, this.jobs, space, (t, d) => this.scheduleSnapshot(t, d));
     this.uploads = new Uploads(store, blobs, secret, this.ingest, this.jobs, space);
-    this.retention = new Retention(store, this.jobs, this.directory, this.datasets, this.sources, this.text);
-    this.deletion = new DataDeletion(store, this.jobs, this.datasets, this.sources, runs, blobs, this.text, this.sql.indexes);
-    this.semantic = new Semantic(store, dataDir, this.datasets, this.sources, this.jobs, this.ingest, opts.semantic);
+    this.retention = new Retention(store, this.jobs, this.directory, this.datasets, this.sources, this.derived);
+    this.deletion = new DataDeletion(store, this.jobs, this.datasets, this.sources, runs, blobs, this.derived);
+    this.reindex = new Reindexes(store, this.jobs, this.datasets, this.sources, runs, this.ingest, this.derived);
     this.search = new Search(store, this.datasets, this.text, new SearchHandles(), this.semantic.search);
     this.fields = new Fields(store, this.datasets, this.sources, (t, d) => this.sql.fastFields(t, d));
     const tenants = () => this.directory.tenants().map((t) => t.tenant_id);
-    this.views = new Views(store, this.search, tenants);
+    this.views = new Views(store, this.search, tenants, this.derived);
     this.exports = new Exports({ store, jobs: this.jobs, blobs, search: this.search, sql: this.sql, views: this.views, secret, tenants });
     this.retention.sweeps.push(
       (nowMs) => this.views.sweep(nowMs),
@@ -220,9 +227,7 @@ export class Engine {
       await this.jobs.stop();
       for (const timer of this.snapshotTimers.values()) clearTimeout(timer);
       this.snapshotTimers.clear();
-      this.semantic.close();
-      // the text snapshots are written on the worker thread while DuckDB checkpoints
-      await Promise.all([this.text.close(), this.sql.close()]);
+      await this.derived.close();
     } finally {
       // whatever failed above is rebuilt from the store on the next open: the data dir is released
       await this.store.close();

@@ -26,6 +26,7 @@ import { jobRoutes } from './routes/jobs.js';
 import { keyRoutes } from './routes/keys.js';
 import { platformRoutes } from './routes/platform.js';
 import { searchRoutes } from './routes/search.js';
+import { reindexRoutes } from './routes/reindex.js';
 import { semanticRoutes } from './routes/semantic.js';
 import { sourceRoutes } from './routes/sources.js';
 import { sqlRoutes } from './routes/sql.js';
@@ -118,7 +119,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   if (opts.rateLimit) await rateLimits(app, opts.rateLimit);
   app.addHook('onRequest', authenticate(engine));
   if (opts.log) requestLogger(app, opts.log);
-  for (const routes of [healthRoutes, identityRoutes, keyRoutes, platformRoutes, datasetRoutes, fieldRoutes, searchRoutes, viewRoutes, semanticRoutes, sqlRoutes, sourceRoutes, deletionRoutes, ingestRoutes, uploadRoutes, jobRoutes, exportRoutes]) routes(app, engine);
+  for (const routes of [healthRoutes, identityRoutes, keyRoutes, platformRoutes, datasetRoutes, fieldRoutes, searchRoutes, viewRoutes, semanticRoutes, sqlRoutes, sourceRoutes, deletionRoutes, reindexRoutes, ingestRoutes, uploadRoutes, jobRoutes, exportRoutes]) routes(app, engine);
   await app.ready();
   return app;
 }

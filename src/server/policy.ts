@@ -58,6 +58,9 @@ export const POLICY: Record<string, RoutePolicy> = {
   'GET /v1/admin/datasets/:dataset_id/schema/rebuilds/:job_id': member,
   'POST /v1/admin/semantic/filters/backfill': admin,
   'GET /v1/admin/semantic/filters/backfill/:job_id': member,
+  'POST /v1/admin/reindex/jobs': admin,
+  'GET /v1/admin/reindex/jobs/:job_id': member,
+  'POST /v1/admin/reindex/jobs/:job_id/cancel': admin,
 
   'POST /v1/views': admin,
   'GET /v1/views': member,

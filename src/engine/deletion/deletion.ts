@@ -8,8 +8,7 @@ import { now } from '../ids.js';
 import { Permanent, type JobQueue, type JobState } from '../jobs/queue.js';
 import type { Sources } from '../sources/sources.js';
 import { removePrefix, scanPrefix, type Store } from '../store/db.js';
-import type { SqlIndexes } from '../sql/sqlIndexes.js';
-import type { TextIndexes } from '../text/textIndexes.js';
+import type { DerivedIndexes } from '../derived/derivedIndexes.js';
 import { sessionKey } from '../uploads/state.js';
 import { deleteRecords, type Selection } from './records.js';
 import { Targets, type Item, type Target } from './targets.js';
@@ -29,8 +28,7 @@ export class DataDeletion {
     private readonly sources: Sources,
     runs: Runs,
     private readonly blobs: BlobStore,
-    private readonly text: TextIndexes,
-    private readonly sql?: SqlIndexes,
+    private readonly derived: DerivedIndexes,
   ) {
     this.targets = new Targets(store, datasets, sources, runs);
     jobs.register('data_deletion', {
@@ -98,22 +96,18 @@ export class DataDeletion {
     // a record's object still holds its other records: only object scopes take the object
     if (target.scope !== 'record') for (const item of items) this.blobs.remove(t, String(item.target.bucket), String(item.target.key));
     await this.removeMetadata(t, target);
-    if (target.scope === 'dataset') await this.text.drop(t, target.dataset_id);
-    if (target.scope === 'dataset') await this.sql?.drop(t, target.dataset_id);
+    if (target.scope === 'dataset') await this.derived.dropDataset(t, target.dataset_id);
     await this.jobs.update(job);
     if (items.some((i) => i.status === 'failed')) throw new Permanent('some items failed');
     return { deleted_documents: items.reduce((n, i) => n + Number(i.result.deleted_documents ?? 0), 0) };
   }
 
-  /**
-   * The target's records leave the store, the text index (here), and SQL, views and vectors (the
-   * listeners of deleteRecords). How many went, per object key; none when a retry finds them gone.
-   */
+  /** The target's records leave the store and everything derived from them. How many went, per object key; none when a retry finds them gone. */
   private async removeRecords(t: string, target: Target): Promise<Map<string, number>> {
     const d = target.dataset_id;
     if (!this.store.meta.get([t, 'dataset', d])) return new Map();
-    // the whole dataset's text index is dropped at the end, not pruned record by record
-    if (target.scope === 'dataset') return deleteRecords(this.store, null, t, d, () => true);
+    // the indexes skip a dataset being deleted: each is dropped whole at the end
+    if (target.scope === 'dataset') return deleteRecords(this.store, this.derived, t, d, () => true);
     let select: Selection;
     if (target.scope === 'record') {
       const seq: number | undefined = this.store.ids.get([t, d, target.record_id!]);
@@ -123,8 +117,8 @@ export class DataDeletion {
       if (!this.store.meta.get([t, 'source', target.source_id!])) return new Map(); // a retry after the source itself was removed
       select = target.key === undefined ? (rec) => rec.source_key === target.source_key : (rec) => rec.source_key === target.source_key && rec.key === target.key;
     }
-    const byKey = await deleteRecords(this.store, this.text, t, d, select);
-    await this.text.snapshot(t, d).catch(() => {}); // optional: the tombstones cover the deleted records
+    const byKey = await deleteRecords(this.store, this.derived, t, d, select);
+    await this.derived.snapshot(t, d); // optional: the tombstones cover the deleted records
     return byKey;
   }
 
@@ -139,7 +133,7 @@ export class DataDeletion {
       if (target.scope === 'object') return;
       if (target.scope === 'source') return this.sources.remove(t, target.source_id!);
       for (const s of this.sources.ofDataset(t, target.dataset_id)) this.sources.remove(t, s.source_id);
-      for (const table of ['field', 'tomb', 'sqltomb']) removePrefix(this.store.meta, [t, table, target.dataset_id]);
+      removePrefix(this.store.meta, [t, 'field', target.dataset_id]);
       this.store.meta.remove([t, 'dataset', target.dataset_id]);
     });
   }

@@ -8,13 +8,13 @@ import type { FreeSpace } from '../diskSpace.js';
 import { Conflict, DiskFull, NotFound } from '../errors.js';
 import { Permanent, type JobQueue, type JobState } from '../jobs/queue.js';
 import { now } from '../ids.js';
-import { INGEST_FORMATS, type IngestFormat } from '../records.js';
+import { INGEST_FORMATS, type IngestFormat, type TransformConfig } from '../records.js';
 import type { Sources } from '../sources/sources.js';
 import type { Source } from '../../api/sources.js';
 import type { Store } from '../store/db.js';
-import type { TextIndexes } from '../text/textIndexes.js';
+import type { DerivedIndexes } from '../derived/derivedIndexes.js';
 import { batches, pipelineBatches } from './pipeline.js';
-import { isTerminalRun, newRun, publicRun, Runs, waitsForSpace, type RunState } from './runs.js';
+import { isTerminalRun, newRun, publicRun, Runs, waitsForSpace, type RequestedParse, type RunState } from './runs.js';
 import { commitBatch } from './writer.js';
 
 /** Largest object one ingest accepts. */
@@ -33,22 +33,29 @@ export function chooseFormat(named: string | undefined, filename: string | undef
   return INGEST_FORMATS.includes(fallback as IngestFormat) ? (fallback as IngestFormat) : 'ndjson';
 }
 
+export const INGEST_JOB = 'ingest';
+
+/** How an object of `source` is parsed: its format and transform, from the source's config and what the ingest request named. */
+export function parseConfig(source: Source, key: string, requested: RequestedParse): { format: IngestFormat; transform: TransformConfig } {
+  const { format, filename, ...fields } = requested;
+  return {
+    format: chooseFormat(format, filename ?? key, source.format),
+    transform: { ...(source.transform_config as object), ...fields },
+  };
+}
+
 /**
  * Ingest runs: an object goes to the blob store, a run is queued, and runs of one dataset are
  * processed one after another in this process. Unfinished runs are taken up again on open.
  */
-export type RunFollower = (run: RunState, save: () => void) => Promise<void>;
-export const INGEST_JOB = 'ingest';
-
 export class Ingest {
-  private readonly followers: RunFollower[] = [];
   constructor(
     private readonly store: Store,
     private readonly datasets: Datasets,
     private readonly sources: Sources,
     readonly runs: Runs,
     private readonly blobs: BlobStore,
-    private readonly text: TextIndexes,
+    private readonly derived: DerivedIndexes,
     private readonly jobs: JobQueue,
     private readonly space: FreeSpace,
     private readonly onIndexed: (tenantId: string, datasetId: string) => void,
@@ -86,16 +93,21 @@ export class Ingest {
 
   /** Queues a run over an object already in the blob store (a stream just stored, or a completed upload). */
   async startFromObject(caller: Caller, source: Source, object: { key: string; etag: string; input_kind: string; upload_session_id?: string }, opts: IngestOptions = {}): Promise<IngestRun> {
-    const run = newRun({
-      tenant_id: caller.tenant_id, dataset_id: source.dataset_id, source_id: source.source_id, bucket: source.bucket, ...object,
-      format: chooseFormat(opts.format, opts.filename ?? object.key, source.format),
-      transform: {
-        ...(source.transform_config as object),
-        ...Object.fromEntries(Object.entries({ id_field: opts.id_field, title_field: opts.title_field, body_field: opts.body_field, time_field: opts.time_field }).filter(([, v]) => v)),
-      },
-    });
+    const requested = Object.fromEntries(Object.entries({ format: opts.format, filename: opts.filename, id_field: opts.id_field, title_field: opts.title_field, body_field: opts.body_field, time_field: opts.time_field }).filter(([, v]) => v));
+    const run = newRun({ tenant_id: caller.tenant_id, dataset_id: source.dataset_id, source_id: source.source_id, bucket: source.bucket, ...object, ...parseConfig(source, object.key, requested), requested });
     await this.schedule(run);
     return publicRun(run);
+  }
+
+  /**
+   * Parses a stored object again, here and now, with its source's current config and what its
+   * first ingest named (a reindex): `run` is one `reparseRun` made, stored, and possibly half done
+   * by an earlier attempt. Throws what the job that holds it should retry.
+   */
+  async reparse(run: RunState): Promise<RunState> {
+    if (run.status === 'ready' || run.status === 'failed') return run;
+    await this.process(run);
+    return run;
   }
 
   get(caller: Caller, runId: string): IngestRun {
@@ -187,11 +199,9 @@ export class Ingest {
           this.space.check('ingest'); // a run stops at the floor, before the disk fills
           return commitBatch(this.store, run, batch);
         },
-        // a failed add is made up for by the catch-up below, which reads the store
-        (batch, added) => this.text.add(t, run.dataset_id, added).then(() => void (run.documents.index_committed += batch.records.length), () => {}),
+        // a failed add is made up for by each index's catch-up when the run is followed: that reads the store
+        (batch, added) => this.derived.added(t, run.dataset_id, added).then(() => void (run.documents.index_committed += batch.records.length), () => {}),
       );
-      await this.text.catchUp(t, run.dataset_id);
-      run.documents.index_committed = run.documents.parsed;
     } catch (err) {
       if (err instanceof NotFound) return this.fail(run, 'not_found', err.message, false);
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return this.fail(run, 'object_missing', 'the stored object is missing', false);
@@ -203,26 +213,14 @@ export class Ingest {
       const why = first ? `all ${docs.malformed} lines were malformed (line ${first.line}: ${first.reason})` : 'the object holds no records';
       return this.fail(run, docs.malformed > 0 ? 'no_valid_records' : 'no_records', why, false);
     }
-    run.text_indexed_at = now();
-    run.ready_for.text_search = true;
-    run.lifecycle = { state: 'text_indexed', repairable: false, reasons: [] };
-    this.runs.put(run);
-    for (const follow of this.followers) await follow(run, () => this.runs.put(run));
+    // a follow that throws makes the job retry the run from where it stopped (its records are stored)
+    await this.derived.follow(run, () => this.runs.put(run));
     Object.assign(run, { status: 'ready', completed_at: now() });
     // a follower may leave work behind the run (vectors): the run is ready, its state says what is still pending
     const state = run.lifecycle.state === 'text_indexed' ? 'ready' : run.lifecycle.state;
     run.lifecycle = { state, repairable: false, reasons: docs.malformed > 0 ? [`${docs.malformed} malformed lines skipped`] : [] };
     this.runs.put(run);
     this.onIndexed(t, run.dataset_id);
-  }
-
-  /**
-   * Adds an index derived after the text index, per run and in order: it catches up with the
-   * dataset's records, sets its `ready_for` flag and may save the run as it goes. A follower that
-   * throws makes the job retry the run from where it stopped (its records are already stored).
-   */
-  follow(follower: RunFollower): void {
-    this.followers.push(follower);
   }
 
   private fail(run: RunState, code: string, message: string, repairable: boolean): void {

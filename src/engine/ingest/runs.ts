@@ -13,7 +13,17 @@ export interface RunState extends IngestRun {
   resume_line: number;
   /** the job that processes the run */
   job_id?: string;
+  /** what the ingest request named over the source's config (format, fields): a reindex parses the object again with them */
+  requested?: RequestedParse;
+  /**
+   * Set on a run that parses an object again (a reindex): the dataset's last seq before it began.
+   * Each record it makes is written anew, and the object's records at or below this seq that it
+   * did not make again are removed when it ends.
+   */
+  reparse_from_seq?: number;
 }
+
+export interface RequestedParse { format?: string; filename?: string; id_field?: string; title_field?: string; body_field?: string; time_field?: string }
 
 export const isTerminalRun = (run: IngestRun) => run.status === 'ready' || run.status === 'failed';
 
@@ -28,6 +38,7 @@ export function newRun(fields: {
   input_kind: string;
   upload_session_id?: string | null;
   transform: TransformConfig;
+  requested?: RequestedParse;
 }): RunState {
   const at = now();
   return {

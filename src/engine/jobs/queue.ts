@@ -141,7 +141,9 @@ export class JobQueue {
   async update(job: JobState): Promise<void> {
     job.updated_at = now();
     await this.store.meta.transaction(() => {
-      if (this.store.meta.get([job.tenant_id, 'job', job.job_id])) this.store.meta.put([job.tenant_id, 'job', job.job_id], job);
+      const current: JobState | undefined = this.store.meta.get([job.tenant_id, 'job', job.job_id]);
+      // a cancel asked for meanwhile stays asked for
+      if (current) this.store.meta.put([job.tenant_id, 'job', job.job_id], { ...job, cancel_requested: current.cancel_requested || job.cancel_requested });
     });
   }
 

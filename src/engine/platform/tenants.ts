@@ -1,5 +1,4 @@
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Tenant, TenantCreate } from '../../api/identity.js';
 import type { DataDeletionJob } from '../../api/jobs.js';
 import type { Caller } from '../auth/caller.js';
@@ -8,7 +7,8 @@ import type { Keys } from '../auth/keys.js';
 import { NotFound } from '../errors.js';
 import { newId, now } from '../ids.js';
 import { removePrefix, type Store } from '../store/db.js';
-import type { TextIndexes } from '../text/textIndexes.js';
+import type { DerivedIndexes } from '../derived/derivedIndexes.js';
+import { layout } from '../layout.js';
 
 const view = (t: TenantState): Tenant => ({ tenant_id: t.tenant_id, name: t.name, created_at: t.created_at });
 
@@ -19,9 +19,7 @@ export class PlatformTenants {
     private readonly dataDir: string,
     private readonly directory: Directory,
     private readonly keys: Keys,
-    private readonly text: TextIndexes,
-    /** drops what other indexes keep of a deleted tenant (its SQL database) */
-    private readonly onDeleted: (tenantId: string) => Promise<void> = async () => {},
+    private readonly derived: DerivedIndexes,
   ) {}
 
   async create(caller: Caller, req: TenantCreate): Promise<Tenant> {
@@ -45,9 +43,8 @@ export class PlatformTenants {
       removePrefix(this.store.meta, [tenantId]);
       return records;
     });
-    await this.text.dropTenant(tenantId);
-    await this.onDeleted(tenantId);
-    for (const dir of ['blobs', 'indexes']) rmSync(join(this.dataDir, dir, tenantId), { recursive: true, force: true });
+    await this.derived.dropTenant(tenantId);
+    rmSync(layout.tenantBlobs(this.dataDir, tenantId), { recursive: true, force: true });
     const at = now();
     const job: DataDeletionJob = {
       job_id: newId('job'), tenant_id: caller.tenant_id, requested_by: caller.user_id, scope: 'tenant', status: 'succeeded',

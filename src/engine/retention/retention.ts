@@ -5,7 +5,7 @@ import type { JobQueue } from '../jobs/queue.js';
 import { logProblem } from '../log.js';
 import type { Sources } from '../sources/sources.js';
 import { SYSTEM, type Store } from '../store/db.js';
-import type { TextIndexes } from '../text/textIndexes.js';
+import type { DerivedIndexes } from '../derived/derivedIndexes.js';
 
 const DAY_MS = 86_400_000;
 export const RETENTION_EVERY_MS = 3600_000;
@@ -24,7 +24,7 @@ export class Retention {
     private readonly directory: Directory,
     private readonly datasets: Datasets,
     private readonly sources: Sources,
-    private readonly text: TextIndexes,
+    private readonly derived: DerivedIndexes,
   ) {
     jobs.register('retention', { handler: () => this.run(), maxAttempts: 3, background: true, freesSpace: true });
   }
@@ -44,14 +44,14 @@ export class Retention {
         const rules = this.sources.ofDataset(t, d).map((s) => ({ key: s.source_key, days: s.retention_days ?? ds.retention_days }));
         if (!rules.some((r) => r.days)) continue;
         const cutoff = new Map(rules.filter((r) => r.days).map((r) => [r.key, nowMs - r.days! * DAY_MS]));
-        const byKey = await deleteRecords(this.store, this.text, t, d, (rec) => {
+        const byKey = await deleteRecords(this.store, this.derived, t, d, (rec) => {
           const limit = cutoff.get(rec.source_key);
           return limit !== undefined && Date.parse(rec.time ?? rec.created_at) < limit;
         });
         const n = [...byKey.values()].reduce((a, b) => a + b, 0);
         if (n > 0) {
           deleted[`${t}/${d}`] = n;
-          await this.text.snapshot(t, d).catch(() => {}); // optional: the tombstones cover the deleted records
+          await this.derived.snapshot(t, d); // optional: the tombstones cover the deleted records
         }
       }
     }

@@ -30,6 +30,8 @@ export class Loader {
   /** rows that records of this load replaced: they leave the table before the load commits */
   private replaced: number[] = [];
   rows = 0;
+  /** the last record sequence added: a step commit holds every record up to it */
+  lastSeq = 0;
 
   constructor(
     private readonly conn: DuckDBConnection,
@@ -53,6 +55,7 @@ export class Loader {
 
   async add(records: StoredRecord[]): Promise<void> {
     if (records.length === 0) return;
+    this.lastSeq = records[records.length - 1].seq;
     const fields = flatFields();
     const starts = new Int32Array(records.length + 1);
     records.forEach((rec, r) => {

@@ -1,8 +1,6 @@
 import type { SchemaRebuildJob, SqlEnvelope, SqlRequest } from '../../api/sql.js';
 import type { Caller } from '../auth/caller.js';
 import type { Datasets } from '../datasets/datasets.js';
-import { onRecordsDeleted } from '../deletion/records.js';
-import type { Ingest } from '../ingest/ingest.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Store } from '../store/db.js';
 import { sqlLimits, type SqlLimits } from './limits.js';
@@ -15,19 +13,17 @@ import { checkRead, streamRead, type SqlStream } from './stream.js';
 
 const SYSTEM_FIELDS = new Set([fieldKey('title', 'str'), fieldKey('body', 'str'), fieldKey('time', 'datetime')]);
 
-/** SQL search as the engine sees it: the index that follows ingest and deletion, queries, and schema rebuilds. */
+/** SQL search as the engine sees it: the index (one of the derived indexes), queries, and schema rebuilds. */
 export class Sql {
   readonly indexes: SqlIndexes;
   private readonly queries: SqlQueries;
   private readonly rebuilds: SchemaRebuilds;
 
-  constructor(private readonly store: Store, dataDir: string, datasets: Datasets, jobs: JobQueue, ingest: Ingest, tenantExists: (tenantId: string) => boolean, limits: SqlLimits = sqlLimits()) {
+  constructor(private readonly store: Store, dataDir: string, datasets: Datasets, jobs: JobQueue, tenantExists: (tenantId: string) => boolean, limits: SqlLimits = sqlLimits()) {
     this.indexes = new SqlIndexes(store, dataDir, datasets, limits);
     this.indexes.removeOrphans(tenantExists);
     this.queries = new SqlQueries(store, this.indexes);
     this.rebuilds = new SchemaRebuilds(store, jobs, datasets, this.indexes);
-    ingest.follow((run, save) => this.indexes.follow(run, save));
-    onRecordsDeleted(store, (t, d, seqs) => this.indexes.removed(t, d, seqs));
   }
 
   query(caller: Caller, req: SqlRequest): Promise<SqlEnvelope> {
@@ -58,11 +54,4 @@ export class Sql {
     return (path, type) => columns !== null && (columns.has(fieldKey(path, type)) || SYSTEM_FIELDS.has(fieldKey(path, type)));
   }
 
-  dropTenant(tenantId: string): Promise<void> {
-    return this.indexes.dropTenant(tenantId);
-  }
-
-  close(): Promise<void> {
-    return this.indexes.close();
-  }
 }

@@ -16,14 +16,17 @@ export interface TableState {
 
 export const newTableState = (generation = 1): TableState => ({ generation, seq: 0, version: 0, columns: [] });
 
+/** Where states are kept: of the generation each dataset's view reads, and of a new one being built. */
+export type StateTable = 'tables' | 'pending';
+
 /** Writes the state inside the caller's transaction, so it commits with the rows it describes. */
-export async function saveTableState(conn: DuckDBConnection, datasetId: string, state: TableState): Promise<void> {
-  await conn.run(`DELETE FROM ${INTERNAL_SCHEMA}.tables WHERE dataset = $1`, [datasetId]);
-  await conn.run(`INSERT INTO ${INTERNAL_SCHEMA}.tables VALUES ($1, $2)`, [datasetId, JSON.stringify(state)]);
+export async function saveTableState(conn: DuckDBConnection, datasetId: string, state: TableState, table: StateTable = 'tables'): Promise<void> {
+  await deleteTableState(conn, datasetId, table);
+  await conn.run(`INSERT INTO ${INTERNAL_SCHEMA}.${table} VALUES ($1, $2)`, [datasetId, JSON.stringify(state)]);
 }
 
-export async function deleteTableState(conn: DuckDBConnection, datasetId: string): Promise<void> {
-  await conn.run(`DELETE FROM ${INTERNAL_SCHEMA}.tables WHERE dataset = $1`, [datasetId]);
+export async function deleteTableState(conn: DuckDBConnection, datasetId: string, table: StateTable = 'tables'): Promise<void> {
+  await conn.run(`DELETE FROM ${INTERNAL_SCHEMA}.${table} WHERE dataset = $1`, [datasetId]);
 }
 
 /**

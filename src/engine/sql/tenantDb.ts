@@ -18,6 +18,8 @@ import type { TableState } from './tableState.js';
 export class TenantDb {
   /** the per-dataset state, as the `_svc.tables` rows hold it; changed only inside `write` */
   readonly tables = new Map<string, TableState>();
+  /** new generations being built (a reindex), as the `_svc.pending` rows hold them; no view reads them yet */
+  readonly pending = new Map<string, TableState>();
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
 
@@ -64,7 +66,7 @@ export class TenantDb {
       // be set before the lock so that `now()` and TIMESTAMPTZ casts read UTC like every record time.
       await writer.run("SET GLOBAL TimeZone = 'UTC'").catch(() => undefined);
       await writer.run('SET lock_configuration = true');
-      await writer.run(`CREATE SCHEMA IF NOT EXISTS ${INTERNAL_SCHEMA}; CREATE TABLE IF NOT EXISTS ${INTERNAL_SCHEMA}.tables (dataset VARCHAR, state VARCHAR)`);
+      await writer.run(`CREATE SCHEMA IF NOT EXISTS ${INTERNAL_SCHEMA}; CREATE TABLE IF NOT EXISTS ${INTERNAL_SCHEMA}.tables (dataset VARCHAR, state VARCHAR); CREATE TABLE IF NOT EXISTS ${INTERNAL_SCHEMA}.pending (dataset VARCHAR, state VARCHAR)`);
     } catch (err) {
       writer.closeSync();
       instance.closeSync();
@@ -76,9 +78,11 @@ export class TenantDb {
   }
 
   private async loadTables(): Promise<void> {
-    const rows = (await this.writer.runAndReadAll(`SELECT dataset, state FROM ${INTERNAL_SCHEMA}.tables`)).getRowObjectsJS();
-    this.tables.clear();
-    for (const row of rows) this.tables.set(String(row.dataset), JSON.parse(String(row.state)));
+    for (const [name, map] of [['tables', this.tables], ['pending', this.pending]] as const) {
+      const rows = (await this.writer.runAndReadAll(`SELECT dataset, state FROM ${INTERNAL_SCHEMA}.${name}`)).getRowObjectsJS();
+      map.clear();
+      for (const row of rows) map.set(String(row.dataset), JSON.parse(String(row.state)));
+    }
   }
 
   /**

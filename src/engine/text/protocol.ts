@@ -21,6 +21,9 @@ export interface SearchOptions {
 /** Which dataset's index a request is for, with the configuration to open it by. */
 export interface Target { t: string; d: string; config: SearchConfig }
 
+/** A new generation of a dataset's index, held by the worker beside the serving one until promoted. */
+export interface Staged { t: string; d: string; generation: number }
+
 /** A request to the text worker. Requests are handled one at a time, in the order they were sent. */
 export type TextRequest =
   | { op: 'add'; target: Target; records: TextRecord[] }
@@ -30,7 +33,15 @@ export type TextRequest =
   /** writes the snapshot; answers the seqs whose tombstones it made unnecessary */
   | { op: 'snapshot'; target: Target }
   | { op: 'snapshotAll' }
-  | { op: 'forget'; t: string; d?: string };
+  | { op: 'forget'; t: string; d?: string }
+  /** starts generation `generation`, empty */
+  | { op: 'stage'; target: Target; generation: number }
+  /** adds up to `limit` records past what the staged index holds, up to `upto`; answers how many */
+  | { op: 'fill'; staged: Staged; upto: number; limit: number }
+  | { op: 'seal'; staged: Staged }
+  | { op: 'discard'; staged: Staged }
+  /** the staged generation (or, after a restart, the one on disk) serves; other generations' files go */
+  | { op: 'promote'; target: Target; generation: number };
 
 /** `code` is the error's code when it has one (ENOSPC…), so that the main thread can tell a full disk. */
 export type TextReply = { id: number; value: unknown } | { id: number; error: string; code?: string | number; timeout?: true };

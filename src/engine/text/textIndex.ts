@@ -1,6 +1,6 @@
 import MiniSearch, { type Options } from 'minisearch';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { SearchConfig } from '../../api/sources.js';
 import type { StoredRecord } from '../records.js';
@@ -92,6 +92,17 @@ export class TextIndex {
     for (const { value } of range) this.apply(value);
   }
 
+  /** Adds at most `limit` of the records past `seq` up to `upto`, in order, from the store (a new generation filling); answers how many. */
+  fill(upto: number, limit: number): number {
+    this.store.env.resetReadTxn();
+    let n = 0;
+    for (const { value } of this.store.records.getRange({ start: [this.tenantId, this.datasetId, this.seq + 1], end: [this.tenantId, this.datasetId, upto + 1], limit })) {
+      this.apply(value);
+      n++;
+    }
+    return n;
+  }
+
   /** Adds records just committed; falls back to the store when they do not follow on from `seq`. */
   add(records: TextRecord[]): void {
     if (records.length === 0) return;
@@ -156,13 +167,18 @@ export class TextIndex {
    * Writes the index to disk (temp file, fsync, rename) when it changed since the last snapshot.
    * Returns the seqs whose tombstones have done their work: the snapshot already lacks them.
    */
-  snapshot(): number[] {
-    if (!this.dirty) return [];
+  snapshot(force = false): number[] {
+    if (!this.dirty && !(force && !existsSync(this.snapshotPath))) return [];
     mkdirSync(dirname(this.snapshotPath), { recursive: true });
     writeSnapshot<SnapshotMeta>(this.snapshotPath, this.mini, { config: this.configHash, seq: this.seq });
     this.dirty = false;
     // a seq past `seq` may still be on its way in (an add queued behind this snapshot): its tombstone stays
     return this.tombstones().filter((seq) => seq <= this.seq && !this.mini.has(seq));
+  }
+
+  /** Removes its snapshot (a new generation given up, or an old one replaced). */
+  destroy(): void {
+    rmSync(this.snapshotPath, { force: true });
   }
 
   private tombstones(): number[] {

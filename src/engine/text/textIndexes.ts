@@ -1,18 +1,22 @@
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { SearchConfig } from '../../api/sources.js';
+import type { Build, DerivedIndex } from '../derived/derivedIndex.js';
 import { asDiskFull } from '../diskErrors.js';
 import { Unavailable } from '../errors.js';
+import type { RunState } from '../ingest/runs.js';
+import { now } from '../ids.js';
 import { logProblem } from '../log.js';
 import type { StoredRecord } from '../records.js';
-import type { Store } from '../store/db.js';
+import { removePrefix, type Store } from '../store/db.js';
+import { keys } from '../store/keys.js';
 import { searchTimeout } from '../search/deadline.js';
-import type { SearchOptions, Target, TextRecord, TextReply, TextRequest, TextResult } from './protocol.js';
+import type { SearchOptions, Staged, Target, TextRecord, TextReply, TextRequest, TextResult } from './protocol.js';
 
 // Under vitest the engine runs from its TypeScript source; the worker then runs the built copy (npm test builds it first).
 const WORKER = new URL(import.meta.url.endsWith('.ts') ? '../../../dist/engine/text/textWorker.js' : './textWorker.js', import.meta.url);
 const INDEXED_MEMBERS = new Set(['title', 'body']);
+/** Records a new generation takes per message: searches queued behind it wait at most for one slice. */
+const FILL_SLICE = 5000;
 
 interface Waiting { resolve: (value: unknown) => void; reject: (err: Error) => void; timeoutMs?: number }
 
@@ -23,7 +27,8 @@ interface Waiting { resolve: (value: unknown) => void; reject: (err: Error) => v
  * and for a snapshot being written. A worker that dies is started again on the next call, and its
  * indexes come back from their snapshots and the store.
  */
-export class TextIndexes {
+export class TextIndexes implements DerivedIndex {
+  readonly name = 'text';
   private worker: Worker | null = null;
   private nextId = 0;
   private readonly waiting = new Map<number, Waiting>();
@@ -34,8 +39,8 @@ export class TextIndexes {
     private readonly configOf: (tenantId: string, datasetId: string) => SearchConfig,
   ) {}
 
-  /** Indexes records just committed, in sequence order. */
-  add(t: string, d: string, records: StoredRecord[]): Promise<void> {
+  /** Indexes records just committed, in sequence order: a run's text is searchable batch by batch. */
+  added(t: string, d: string, records: StoredRecord[]): Promise<void> {
     const target = this.target(t, d);
     const whole = target.config.text_fields.some((f) => !INDEXED_MEMBERS.has(f.field));
     const slim = records.map((r): TextRecord => (whole ? r : { seq: r.seq, replaces: r.replaces, title: r.title, body: r.body }));
@@ -62,22 +67,71 @@ export class TextIndexes {
     return Promise.race([answer, late]).finally(() => clearTimeout(timer));
   }
 
-  remove(t: string, d: string, seqs: number[]): Promise<void> {
-    return this.call({ op: 'remove', target: this.target(t, d), seqs });
+  async follow(run: RunState, save: () => void): Promise<void> {
+    await this.catchUp(run.tenant_id, run.dataset_id);
+    run.documents.index_committed = run.documents.parsed;
+    run.text_indexed_at = now();
+    run.ready_for.text_search = true;
+    run.lifecycle = { state: 'text_indexed', repairable: false, reasons: [] };
+    save();
+  }
+
+  deleting(t: string, d: string, seqs: number[]): void {
+    for (const seq of seqs) this.store.meta.put(keys.textTomb(t, d, seq), 1);
+  }
+
+  /** Should the worker not take them now, the tombstones make the index drop them when it next opens. */
+  async removed(t: string, d: string, seqs: number[]): Promise<void> {
+    if (this.store.meta.get(keys.dataset(t, d))?.deleting) return; // the whole index goes at the end
+    await this.call({ op: 'remove', target: this.target(t, d), seqs }).catch(() => {});
   }
 
   async snapshot(t: string, d: string): Promise<void> {
     await this.removeTombstones(t, d, await this.call({ op: 'snapshot', target: this.target(t, d) }));
   }
 
-  /** Closes the dataset's index and removes its files. */
-  async drop(t: string, d: string): Promise<void> {
+  /** Closes the dataset's index and removes its snapshots and tombstones. */
+  async dropDataset(t: string, d: string): Promise<void> {
     await this.call({ op: 'forget', t, d });
-    rmSync(join(this.dataDir, 'indexes', t, d), { recursive: true, force: true });
+    const g = this.generation(t, d);
+    await this.call({ op: 'discard', staged: { t, d, generation: g } });
+    await this.store.meta.transaction(() => {
+      removePrefix(this.store.meta, [t, 'tomb', d]);
+      this.store.meta.remove(keys.textGeneration(t, d));
+    });
   }
 
   async dropTenant(t: string): Promise<void> {
     await this.call({ op: 'forget', t });
+  }
+
+  generation(t: string, d: string): number {
+    return this.store.meta.get(keys.textGeneration(t, d)) ?? 0;
+  }
+
+  /** A new generation fills on the worker a slice per message, so that searches keep their turn. */
+  async build(t: string, d: string, generation: number): Promise<Build> {
+    const staged: Staged = { t, d, generation };
+    await this.call({ op: 'stage', target: this.target(t, d), generation });
+    return {
+      fill: async (upto) => {
+        for (let total = 0; ; ) {
+          const n = await this.call<number>({ op: 'fill', staged, upto, limit: FILL_SLICE });
+          if (n === 0) return total;
+          total += n;
+        }
+      },
+      seal: () => this.call({ op: 'seal', staged }),
+      discard: () => this.call({ op: 'discard', staged }),
+    };
+  }
+
+  point(t: string, d: string, generation: number): void {
+    this.store.meta.put(keys.textGeneration(t, d), generation);
+  }
+
+  promote(t: string, d: string, generation: number): Promise<void> {
+    return this.call({ op: 'promote', target: this.target(t, d), generation });
   }
 
   /** Writes every changed index to disk and stops the worker. */

@@ -4,10 +4,13 @@
  * records it replays from the same LMDB environment; the main thread sends it the records it
  * has just committed.
  */
-import { join } from 'node:path';
+import { readdirSync, rmSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
+import { layout } from '../layout.js';
 import { openStore } from '../store/db.js';
-import type { Target, TextReply, TextRequest, TextResult } from './protocol.js';
+import { keys } from '../store/keys.js';
+import type { Staged, Target, TextReply, TextRequest, TextResult } from './protocol.js';
 import { ScoringTimeout } from './bm25.js';
 import { TextIndex } from './textIndex.js';
 
@@ -15,16 +18,43 @@ const dataDir: string = workerData.dataDir;
 const store = openStore(dataDir);
 /** open indexes by `tenant/dataset`, with the configuration each was opened with */
 const open = new Map<string, { index: TextIndex; config: string }>();
+/** new generations being built, by `tenant/dataset`, beside the serving ones */
+const staging = new Map<string, { index: TextIndex; config: string; generation: number }>();
 const keyOf = (t: string, d: string) => `${t}/${d}`;
+
+/** The generation the dataset points at, written by the main thread in the transaction that promotes it. */
+function generation(t: string, d: string): number {
+  store.env.resetReadTxn();
+  return store.meta.get(keys.textGeneration(t, d)) ?? 0;
+}
 
 /** The dataset's index, opened on first use, and again when its search configuration changed. */
 function index({ t, d, config }: Target): TextIndex {
   const wanted = JSON.stringify(config);
   const found = open.get(keyOf(t, d));
   if (found && found.config === wanted) return found.index;
-  const opened = new TextIndex(store, t, d, join(dataDir, 'indexes', t, d, 'text.snapshot'), config).open();
+  const opened = new TextIndex(store, t, d, layout.textSnapshot(dataDir, t, d, generation(t, d)), config).open();
   open.set(keyOf(t, d), { index: opened, config: wanted });
   return opened;
+}
+
+function staged({ t, d, generation: g }: Staged): TextIndex {
+  const found = staging.get(keyOf(t, d));
+  if (!found || found.generation !== g) throw new Error(`generation ${g} of the text index of '${d}' is not being built`);
+  return found.index;
+}
+
+/** Removes the snapshots of the dataset's other generations. */
+function removeOthers(t: string, d: string, keep: number): void {
+  const kept = basename(layout.textSnapshot(dataDir, t, d, keep));
+  const dir = dirname(layout.textSnapshot(dataDir, t, d, keep));
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) if (/^text(-\d+)?\.snapshot$/.test(name) && name !== kept) rmSync(`${dir}/${name}`, { force: true });
 }
 
 /** Writes every open index that changed; one that cannot be written does not keep the others from it. */
@@ -50,14 +80,43 @@ function handle(req: TextRequest): unknown {
     case 'search':
       return index(req.target).search(req.text, req.options);
     case 'remove': // a closed index loses them through their tombstones when it opens
+      staging.get(keyOf(req.target.t, req.target.d))?.index.remove(req.seqs);
       return open.get(keyOf(req.target.t, req.target.d))?.index.remove(req.seqs);
     case 'snapshot': // of an open index only: a dataset deleted meanwhile is not brought back
       return open.get(keyOf(req.target.t, req.target.d))?.index.snapshot() ?? [];
     case 'snapshotAll':
       return snapshotAll();
     case 'forget':
-      for (const [key, { index: idx }] of open) if (idx.tenantId === req.t && (req.d === undefined || idx.datasetId === req.d)) open.delete(key);
+      for (const map of [open, staging]) for (const [key, { index: idx }] of map) if (idx.tenantId === req.t && (req.d === undefined || idx.datasetId === req.d)) map.delete(key);
       return null;
+    case 'stage': {
+      const { t, d, config } = req.target;
+      const fresh = new TextIndex(store, t, d, layout.textSnapshot(dataDir, t, d, req.generation), config);
+      fresh.destroy(); // what a crashed attempt left
+      staging.set(keyOf(t, d), { index: fresh, config: JSON.stringify(config), generation: req.generation });
+      return null;
+    }
+    case 'fill':
+      return staged(req.staged).fill(req.upto, req.limit);
+    case 'seal':
+      return void staged(req.staged).snapshot(true);
+    case 'discard': {
+      const { t, d, generation: g } = req.staged;
+      if (staging.get(keyOf(t, d))?.generation === g) staging.delete(keyOf(t, d));
+      return rmSync(layout.textSnapshot(dataDir, t, d, g), { force: true });
+    }
+    case 'promote': {
+      const { t, d } = req.target;
+      const built = staging.get(keyOf(t, d));
+      staging.delete(keyOf(t, d));
+      open.delete(keyOf(t, d));
+      if (built?.generation === req.generation) {
+        built.index.catchUp(); // what was committed since its last fill
+        open.set(keyOf(t, d), { index: built.index, config: built.config });
+      } // else (a restart since it was built) it opens from its snapshot on first use
+      removeOthers(t, d, req.generation);
+      return null;
+    }
   }
 }
 

@@ -163,6 +163,12 @@ export class EmbedWorker {
     return { embedded };
   }
 
+  /** Embeds records into an index no run waits on (a new generation being built); throws when the provider fails. */
+  async embedInto(index: VectorIndex, space: Space, batch: StoredRecord[]): Promise<void> {
+    const failed = await this.embedBatch(index, space, batch, new Map());
+    if (failed) throw failed;
+  }
+
   /** Lets an ingest running in this process have the CPU: a batch waits for it, up to a second, so embedding slows down without stopping. */
   private async ingestFirst(): Promise<void> {
     const until = Date.now() + INGEST_FIRST_MS;
@@ -170,7 +176,7 @@ export class EmbedWorker {
   }
 
   /** The next records after `from` up to `to`, in sequence order. */
-  private batch(t: string, d: string, from: number, to: number): StoredRecord[] {
+  batch(t: string, d: string, from: number, to: number): StoredRecord[] {
     return [...this.store.records.getRange({ start: [t, d, from + 1], end: [t, d, to, MAX_KEY], limit: BATCH })].map((e) => e.value);
   }
 

@@ -1,15 +1,19 @@
+import { readdirSync, rmSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import type { Datasets } from '../datasets/datasets.js';
-import { recordsDeleted } from '../deletion/records.js';
-import type { Ingest } from '../ingest/ingest.js';
+import type { Build, DerivedIndex } from '../derived/derivedIndex.js';
+import type { RunState } from '../ingest/runs.js';
 import type { JobQueue } from '../jobs/queue.js';
 import { logProblem } from '../log.js';
 import type { Sources } from '../sources/sources.js';
-import type { Store } from '../store/db.js';
+import { removePrefix, type Store } from '../store/db.js';
+import { keys } from '../store/keys.js';
 import { FilterBackfill } from './backfill.js';
 import { EmbedWorker } from './embedJob.js';
 import { Embedders } from './embedders/embedders.js';
 import { SemanticSearch } from './semanticSearch.js';
-import { VectorIndexes } from './vectorIndexes.js';
+import { VectorIndex } from './vectorIndex.js';
+import { VectorIndexes, type Generation } from './vectorIndexes.js';
 
 export interface SemanticOptions {
   /** embedders by settings; default: the environment's (SVC_EMBEDDER…) */
@@ -18,30 +22,136 @@ export interface SemanticOptions {
   retryBaseMs?: number;
 }
 
-/** Vectors of a data dir: embedding after ingest, the indexes, filter backfill, and the vector side of search. */
-export class Semantic {
+/**
+ * Vectors of a data dir — embedding after ingest, the indexes, filter backfill, and the vector side
+ * of search — and, as the derived index `vector`, how they follow the records.
+ */
+export class Semantic implements DerivedIndex {
+  readonly name = 'vector';
   readonly indexes: VectorIndexes;
   readonly worker: EmbedWorker;
   readonly backfill: FilterBackfill;
   readonly search: SemanticSearch;
-  private readonly onDeleted: (typeof recordsDeleted)[number];
+  /** new generations being built, by `tenant/dataset` */
+  private readonly building = new Map<string, VectorIndex>();
 
-  constructor(store: Store, dataDir: string, datasets: Datasets, sources: Sources, jobs: JobQueue, ingest: Ingest, opts: SemanticOptions = {}) {
+  constructor(private readonly store: Store, dataDir: string, private readonly datasets: Datasets, sources: Sources, jobs: JobQueue, opts: SemanticOptions = {}) {
     const embedders = opts.embedders ?? new Embedders();
     this.indexes = new VectorIndexes(store, dataDir, datasets, sources, embedders);
     this.worker = new EmbedWorker(store, datasets, jobs, this.indexes, opts.retryBaseMs ?? Number(process.env.SVC_EMBED_RETRY_MS ?? 2000));
     this.backfill = new FilterBackfill(store, jobs, datasets, sources, this.indexes);
     this.search = new SemanticSearch(store, this.indexes, jobs);
-    ingest.follow((run, save) => this.worker.follow(run, save));
     this.indexes.onBehind = (t, d) => void this.worker.repair(t, d).catch((err) => logProblem('vector_repair_not_queued', err, { tenant_id: t, dataset_id: d }));
-    this.onDeleted = (from, t, d, seqs) => {
-      if (from === store) this.indexes.peek(t, d)?.remove(seqs);
-    };
-    recordsDeleted.push(this.onDeleted);
   }
 
-  close(): void {
+  async added(): Promise<void> {} // embedding waits until a run's text is searchable
+
+  follow(run: RunState, save: () => void): Promise<void> {
+    return this.worker.follow(run, save);
+  }
+
+  /** Opening the index queues the embedding of whatever records it lacks. */
+  async catchUp(t: string, d: string): Promise<void> {
+    const space = this.indexes.space(t, d);
+    if (space) this.indexes.get(t, d, space);
+  }
+
+  deleting(): void {} // an index that opens drops the vectors of records no longer stored
+
+  async removed(t: string, d: string, seqs: number[]): Promise<void> {
+    if (this.store.meta.get(keys.dataset(t, d))?.deleting) return; // the whole index goes at the end
+    this.indexes.peek(t, d)?.remove(seqs);
+    this.building.get(`${t}/${d}`)?.remove(seqs);
+  }
+
+  async dropDataset(t: string, d: string): Promise<void> {
+    this.forget(t, d);
+    this.removeGenerations(t, d, null);
+    await this.store.meta.transaction(() => {
+      this.store.meta.remove(keys.vectorGeneration(t, d));
+      this.store.meta.remove([t, 'vjob', d]);
+      removePrefix(this.store.meta, [t, 'vpend', d]);
+    });
+  }
+
+  async dropTenant(t: string): Promise<void> {
+    this.forget(t);
+  }
+
+  generation(t: string, d: string): number | null {
+    try {
+      if (!this.indexes.space(t, d)) return null;
+    } catch {
+      return null; // its embedder cannot be made here: there are no vectors to rebuild
+    }
+    return (this.store.meta.get(keys.vectorGeneration(t, d)) as Generation | undefined)?.generation ?? 1;
+  }
+
+  async build(t: string, d: string, g: number): Promise<Build> {
+    const space = this.indexes.space(t, d)!;
+    const index = new VectorIndex(this.indexes.base(t, d, g), space.hash);
+    index.destroy(); // what a crashed attempt left
+    this.building.set(`${t}/${d}`, index);
+    return {
+      fill: async (upto) => {
+        let n = 0;
+        for (let batch = this.worker.batch(t, d, index.seq, upto); batch.length > 0; batch = this.worker.batch(t, d, index.seq, upto)) {
+          await this.worker.embedInto(index, space, batch);
+          n += batch.length;
+        }
+        return n;
+      },
+      seal: async () => {
+        index.markDirty();
+        index.snapshot();
+      },
+      discard: async () => {
+        if (this.building.get(`${t}/${d}`) === index) this.building.delete(`${t}/${d}`);
+        index.destroy();
+      },
+    };
+  }
+
+  point(t: string, d: string, g: number): void {
+    const space = this.indexes.space(t, d)!;
+    const pointer: Generation = { generation: g, config: space.hash, incarnation: this.datasets.state(t, d).created_at };
+    this.store.meta.put(keys.vectorGeneration(t, d), pointer);
+  }
+
+  /** The built index serves; records committed since its last fill are embedded by the dataset's job, as after any restart. */
+  async promote(t: string, d: string, g: number): Promise<void> {
+    const built = this.building.get(`${t}/${d}`);
+    this.building.delete(`${t}/${d}`);
+    this.indexes.forget(t, d);
+    if (built) this.indexes.adopt(t, d, built);
+    this.removeGenerations(t, d, g);
+    await this.catchUp(t, d);
+    if (built && built.seq < this.datasets.state(t, d).seq) await this.worker.repair(t, d);
+  }
+
+  async snapshot(t: string, d: string): Promise<void> {
+    this.indexes.peek(t, d)?.snapshot();
+  }
+
+  async close(): Promise<void> {
     this.indexes.snapshotAll();
-    recordsDeleted.splice(recordsDeleted.indexOf(this.onDeleted), 1);
+  }
+
+  private forget(t: string, d?: string): void {
+    this.indexes.forget(t, d);
+    for (const key of [...this.building.keys()]) if (d ? key === `${t}/${d}` : key.startsWith(`${t}/`)) this.building.delete(key);
+  }
+
+  /** Removes the files of the dataset's vector generations but `keep`. */
+  private removeGenerations(t: string, d: string, keep: number | null): void {
+    const dir = dirname(this.indexes.base(t, d, 0));
+    let names: string[] = [];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      return;
+    }
+    const kept = keep === null ? null : `${basename(this.indexes.base(t, d, keep))}.`;
+    for (const name of names) if (/^vector-\d+\./.test(name) && !(kept && name.startsWith(kept))) rmSync(join(dir, name), { force: true });
   }
 }

@@ -1,8 +1,9 @@
-import { join } from 'node:path';
 import type { Datasets } from '../datasets/datasets.js';
 import { logProblem } from '../log.js';
 import type { Sources } from '../sources/sources.js';
+import { layout } from '../layout.js';
 import { scanPrefix, type Store } from '../store/db.js';
+import { keys } from '../store/keys.js';
 import { datasetSemantic, spaceHash, type DatasetSemantic } from './config.js';
 import type { Embedder } from './embedders/embedder.js';
 import type { Embedders } from './embedders/embedders.js';
@@ -15,7 +16,7 @@ export interface Space {
   hash: string;
 }
 
-interface Generation { generation: number; config: string; incarnation: string }
+export interface Generation { generation: number; config: string; incarnation: string }
 
 /**
  * The open vector indexes of a data dir, one per dataset, each of the generation its current
@@ -52,7 +53,7 @@ export class VectorIndexes {
     if (held && held.incarnation === incarnation && held.index.config === space.hash) return held.index;
     if (held?.incarnation === incarnation) held.index.snapshot();
 
-    let pointer: Generation | undefined = this.store.meta.get([tenantId, 'vgen', datasetId]);
+    let pointer: Generation | undefined = this.store.meta.get(keys.vectorGeneration(tenantId, datasetId));
     if (pointer && pointer.incarnation !== incarnation) pointer = undefined; // left by a deleted dataset of that name
     let generation = pointer?.generation ?? 1;
     if (pointer && pointer.config !== space.hash) {
@@ -61,7 +62,7 @@ export class VectorIndexes {
     }
     if (!pointer || pointer.config !== space.hash) {
       if (!pointer) new VectorIndex(this.base(tenantId, datasetId, generation), '').destroy();
-      this.store.meta.putSync([tenantId, 'vgen', datasetId], { generation, config: space.hash, incarnation } satisfies Generation);
+      this.store.meta.putSync(keys.vectorGeneration(tenantId, datasetId), { generation, config: space.hash, incarnation } satisfies Generation);
     }
     const index = new VectorIndex(this.base(tenantId, datasetId, generation), space.hash).open();
     const gone = [...index.seqs()].filter((seq) => !this.store.records.doesExist([tenantId, datasetId, seq]));
@@ -69,6 +70,11 @@ export class VectorIndexes {
     this.open.set(key, { incarnation, index });
     if (index.seq < this.datasets.state(tenantId, datasetId).seq && !this.pending(tenantId, datasetId)) this.onBehind(tenantId, datasetId);
     return index;
+  }
+
+  /** Serves an index built as a new generation (the dataset's pointer names it already). */
+  adopt(tenantId: string, datasetId: string, index: VectorIndex): void {
+    this.open.set(`${tenantId}/${datasetId}`, { incarnation: this.datasets.state(tenantId, datasetId).created_at, index });
   }
 
   /** The index already open for a dataset, if any (deletions only need to reach an open one). */
@@ -89,7 +95,7 @@ export class VectorIndexes {
       return false; // its embedder cannot be made here: no vectors are ready, and the dataset still shows
     }
     if (!space) return false;
-    const pointer: Generation | undefined = this.store.meta.get([tenantId, 'vgen', datasetId]);
+    const pointer: Generation | undefined = this.store.meta.get(keys.vectorGeneration(tenantId, datasetId));
     return pointer?.config === space.hash && !this.pending(tenantId, datasetId);
   }
 
@@ -112,7 +118,7 @@ export class VectorIndexes {
     }
   }
 
-  private base(tenantId: string, datasetId: string, generation: number): string {
-    return join(this.dataDir, 'indexes', tenantId, datasetId, `vector-${generation}`);
+  base(tenantId: string, datasetId: string, generation: number): string {
+    return layout.vectorBase(this.dataDir, tenantId, datasetId, generation);
   }
 }

@@ -1,8 +1,8 @@
+import type { DerivedIndexes } from '../derived/derivedIndexes.js';
 import { LIMITS } from '../../api/limits.js';
 import type { SearchRequest } from '../../api/search.js';
 import type { View, ViewCreate, ViewList, ViewListQuery, ViewRecords, ViewRecordsQuery } from '../../api/views.js';
 import type { Caller } from '../auth/caller.js';
-import { onRecordsDeleted } from '../deletion/records.js';
 import { NotFound } from '../errors.js';
 import { newId, now } from '../ids.js';
 import type { Frozen } from '../search/handles.js';
@@ -32,8 +32,9 @@ export class Views {
     private readonly store: Store,
     private readonly search: Search,
     private readonly tenantIds: () => string[],
+    derived: DerivedIndexes,
   ) {
-    onRecordsDeleted(store, dropDeletedFromViews(store));
+    derived.onRemoved(dropDeletedFromViews(store));
   }
 
   async create(caller: Caller, req: ViewCreate): Promise<View> {

@@ -1,0 +1,67 @@
+import { rmSync } from 'node:fs';
+import type { RunState } from '../ingest/runs.js';
+import { layout } from '../layout.js';
+import { logProblem } from '../log.js';
+import type { StoredRecord } from '../records.js';
+import type { DerivedIndex, IndexName, RemovalListener } from './derivedIndex.js';
+
+/**
+ * The derived indexes of a data dir in one list, in the order they follow ingest (text first: a
+ * run is searchable as soon as its text is). A new index plugs in by implementing DerivedIndex and
+ * joining the list in Engine.
+ */
+export class DerivedIndexes {
+  /** what else loses deleted records (views): registered on this instance, never module-wide */
+  private readonly listeners: RemovalListener[] = [];
+
+  constructor(
+    readonly all: readonly DerivedIndex[],
+    private readonly dataDir: string,
+  ) {}
+
+  get(name: IndexName): DerivedIndex {
+    return this.all.find((i) => i.name === name)!;
+  }
+
+  onRemoved(listener: RemovalListener): void {
+    this.listeners.push(listener);
+  }
+
+  async added(t: string, d: string, records: StoredRecord[]): Promise<void> {
+    for (const index of this.all) await index.added(t, d, records);
+  }
+
+  async follow(run: RunState, save: () => void): Promise<void> {
+    for (const index of this.all) await index.follow(run, save);
+  }
+
+  deleting(t: string, d: string, seqs: number[]): void {
+    for (const index of this.all) index.deleting(t, d, seqs);
+  }
+
+  async removed(t: string, d: string, seqs: number[], ids: string[]): Promise<void> {
+    for (const index of this.all) await index.removed(t, d, seqs);
+    for (const listener of this.listeners) await listener(t, d, seqs, ids);
+  }
+
+  async dropDataset(t: string, d: string): Promise<void> {
+    for (const index of this.all) await index.dropDataset(t, d);
+    rmSync(layout.datasetIndexes(this.dataDir, t, d), { recursive: true, force: true }); // the folder the indexes shared, empty now
+  }
+
+  async dropTenant(t: string): Promise<void> {
+    for (const index of this.all) await index.dropTenant(t);
+    rmSync(layout.tenantIndexes(this.dataDir, t), { recursive: true, force: true });
+  }
+
+  /** Optional work: a snapshot that fails is logged, and the store still covers what it would have held. */
+  async snapshot(t: string, d: string): Promise<void> {
+    for (const index of this.all) await index.snapshot(t, d).catch((err) => logProblem(`${index.name}_snapshot_failed`, err, { tenant_id: t, dataset_id: d }));
+  }
+
+  /** Each index closes even when another fails; what failed is rebuilt from the store on the next open. */
+  async close(): Promise<void> {
+    const closed = await Promise.allSettled(this.all.map((index) => index.close()));
+    for (const [i, c] of closed.entries()) if (c.status === 'rejected') logProblem(`${this.all[i].name}_close_failed`, c.reason);
+  }
+}

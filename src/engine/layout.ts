@@ -1,0 +1,26 @@
+import { join } from 'node:path';
+
+/**
+ * Where everything lives in a data dir: the one place that names its files and folders.
+ *
+ *   meta/                         LMDB: records and every piece of state (the truth)
+ *   secret, lock, server.json     signing secret, the process lock, a running server's address
+ *   blobs/<tenant>/<bucket>/<key> stored objects (and a tenant's temp files)
+ *   indexes/<tenant>/<dataset>/   derived indexes: text-<generation>.snapshot, vector-<generation>/
+ *   sql/<tenant>.duckdb           the SQL index of a tenant
+ */
+export const layout = {
+  meta: (dataDir: string) => join(dataDir, 'meta'),
+  secret: (dataDir: string) => join(dataDir, 'secret'),
+  lock: (dataDir: string) => join(dataDir, 'lock'),
+  serverInfo: (dataDir: string) => join(dataDir, 'server.json'),
+  blobs: (dataDir: string) => join(dataDir, 'blobs'),
+  tenantBlobs: (dataDir: string, t: string) => join(dataDir, 'blobs', t),
+  tenantIndexes: (dataDir: string, t: string) => join(dataDir, 'indexes', t),
+  datasetIndexes: (dataDir: string, t: string, d: string) => join(dataDir, 'indexes', t, d),
+  /** generation 0 is the name the text index had before it had generations */
+  textSnapshot: (dataDir: string, t: string, d: string, generation: number) => join(dataDir, 'indexes', t, d, generation === 0 ? 'text.snapshot' : `text-${generation}.snapshot`),
+  vectorBase: (dataDir: string, t: string, d: string, generation: number) => join(dataDir, 'indexes', t, d, `vector-${generation}`),
+  sqlDir: (dataDir: string) => join(dataDir, 'sql'),
+  sqlFile: (dataDir: string, t: string) => join(dataDir, 'sql', `${t}.duckdb`),
+};

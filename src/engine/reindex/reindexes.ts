@@ -1,0 +1,248 @@
+import type { ReindexCreate, ReindexJob } from '../../api/reindex.js';
+import type { Caller } from '../auth/caller.js';
+import { crashPoint } from '../crashPoint.js';
+import type { Datasets } from '../datasets/datasets.js';
+import { deleteRecords } from '../deletion/records.js';
+import { INDEX_NAMES, type Build, type DerivedIndex, type IndexName } from '../derived/derivedIndex.js';
+import type { DerivedIndexes } from '../derived/derivedIndexes.js';
+import { Conflict, NotFound } from '../errors.js';
+import { newId, now } from '../ids.js';
+import { parseConfig, type Ingest } from '../ingest/ingest.js';
+import { newRun, type Runs } from '../ingest/runs.js';
+import type { JobContext, JobQueue, JobState } from '../jobs/queue.js';
+import type { Sources } from '../sources/sources.js';
+import type { Store } from '../store/db.js';
+import { keys } from '../store/keys.js';
+import { manifest, type ManifestObject } from './manifest.js';
+
+const TYPE = 'reindex';
+
+/** What a reindex job records as it goes (the job's result): enough for an attempt after a crash to go on. */
+interface Progress {
+  phase: 'manifest' | 'reparse' | 'rebuild' | 'replay' | 'promote' | 'done';
+  manifest_cutoff_at: string | null;
+  objects: ManifestObject[];
+  source_document_count: number;
+  replay_document_count: number;
+  source_generation_ids: number[];
+  target_generation_id: number | null;
+  promotion_id: string | null;
+}
+
+class Cancelled extends Error {}
+
+/**
+ * Reindex jobs. Everything committed up to the manifest's cutoff is rebuilt into a new generation
+ * of each chosen index: objects whose source config changed since they were parsed are parsed
+ * again first (records written anew, each replacing its old self in one transaction), then every
+ * index builds generation N+1 from the records while generation N serves, takes the records
+ * committed meanwhile, and all are switched by one LMDB transaction. A crash before that commit
+ * leaves N serving and the job starts its build again; after it, N+1 serves and the job finishes
+ * removing N.
+ */
+export class Reindexes {
+  constructor(
+    private readonly store: Store,
+    private readonly jobs: JobQueue,
+    private readonly datasets: Datasets,
+    private readonly sources: Sources,
+    private readonly runs: Runs,
+    private readonly ingest: Ingest,
+    private readonly derived: DerivedIndexes,
+  ) {
+    jobs.register(TYPE, { handler: (job, ctx) => this.run(job, ctx), maxAttempts: 3, serialKey: (job) => `${job.tenant_id}/${job.payload.dataset_id}/reindex` });
+  }
+
+  async start(caller: Caller, req: ReindexCreate): Promise<ReindexJob> {
+    const t = caller.tenant_id;
+    if (this.datasets.state(t, req.dataset_id).deleting) throw new Conflict(`dataset '${req.dataset_id}' is being deleted`);
+    if (req.source_id != null && this.sources.get(t, req.source_id).dataset_id !== req.dataset_id) throw new NotFound(`source ${req.source_id} does not feed dataset '${req.dataset_id}'`);
+    const busy = ['pending', 'running'].flatMap((status) => this.jobs.list(t, { type: TYPE, status: status as 'pending' })).find((j) => j.payload.dataset_id === req.dataset_id);
+    if (busy) throw new Conflict(`dataset '${req.dataset_id}' is already being reindexed by job '${busy.job_id}'`);
+    const indexes = INDEX_NAMES.filter((n) => !req.indexes || req.indexes.includes(n));
+    const job = await this.jobs.enqueue(t, TYPE, { dataset_id: req.dataset_id, source_id: req.source_id ?? null, indexes, requested_by: caller.user_id });
+    return view(job);
+  }
+
+  get(caller: Caller, jobId: string): ReindexJob {
+    return view(this.job(caller, jobId));
+  }
+
+  /** Stops a job in flight: the generation it was building goes, the current one keeps serving. 409 once it ended. */
+  async cancel(caller: Caller, jobId: string): Promise<ReindexJob> {
+    this.job(caller, jobId);
+    return view(await this.jobs.cancel(caller.tenant_id, jobId));
+  }
+
+  private job(caller: Caller, jobId: string): JobState {
+    const job = this.jobs.get(caller.tenant_id, jobId);
+    if (job.type !== TYPE) throw new NotFound(`reindex job '${jobId}' not found`);
+    return job;
+  }
+
+  private async run(job: JobState, ctx: JobContext): Promise<Record<string, unknown>> {
+    const t = job.tenant_id;
+    const d = String(job.payload.dataset_id);
+    const p = progressOf(job);
+    const save = async (phase = p.phase) => {
+      p.phase = phase;
+      job.result = { ...p };
+      await this.jobs.update(job);
+    };
+    const stop = () => {
+      if (ctx.cancelled()) throw new Cancelled('cancelled');
+    };
+    if (p.phase === 'manifest') {
+      p.manifest_cutoff_at = now();
+      p.objects = manifest(this.store, t, d, job.payload.source_id as number | null);
+      await save('reparse');
+    }
+    if (p.phase === 'reparse') {
+      for (const object of p.objects.filter((o) => o.status === 'pending')) {
+        stop();
+        await this.reparse(job, object, save);
+      }
+      await save('rebuild');
+    }
+    const chosen = this.derived.all.filter((i) => (job.payload.indexes as IndexName[]).includes(i.name) && i.generation(t, d) !== null);
+    if (p.phase === 'rebuild' || p.phase === 'replay') await this.rebuild(job, chosen, p, save, stop);
+    // the switch is committed: what is left is removing the old generation, and it is the same after a crash
+    for (const index of chosen) await index.promote(t, d, p.target_generation_id!);
+    await save('done');
+    return { ...p };
+  }
+
+  /** Parses one object again, unless its source's config still makes what it made. */
+  private async reparse(job: JobState, object: ManifestObject, save: () => Promise<void>): Promise<void> {
+    const t = job.tenant_id;
+    const d = String(job.payload.dataset_id);
+    let run;
+    try {
+      const source = this.sources.get(t, object.source_id);
+      const first = this.runs.state(t, object.run_id);
+      if (object.reparse_run_id) run = this.runs.state(t, object.reparse_run_id);
+      else {
+        const wanted = parseConfig(source, object.key, first.requested ?? {});
+        if (same(wanted, { format: first.format, transform: first.transform })) {
+          Object.assign(object, { status: 'done', unchanged: true });
+          return await save();
+        }
+        run = newRun({ ...pick(first), input_kind: 'reindex', ...wanted, requested: first.requested });
+        Object.assign(run, { reindex_job_id: job.job_id, reparse_from_seq: this.datasets.state(t, d).seq, upload_session_id: first.upload_session_id });
+        this.runs.put(run);
+        object.reparse_run_id = run.ingest_run_id;
+        await save();
+      }
+    } catch (err) {
+      if (!(err instanceof NotFound)) throw err;
+      object.status = 'failed'; // its source or its first run went meanwhile: its records are whatever a deletion left
+      return save();
+    }
+    await this.ingest.reparse(run);
+    if (run.status === 'ready') {
+      const from = run.reparse_from_seq!;
+      await deleteRecords(this.store, this.derived, t, d, (rec) => rec.key === object.key && rec.seq <= from);
+    }
+    object.status = run.status === 'ready' ? 'done' : 'failed'; // a failed one keeps the records it had
+    await save();
+  }
+
+  /** Builds the target generation of each index, replays what came meanwhile, seals it and switches to it in one transaction. */
+  private async rebuild(job: JobState, chosen: DerivedIndex[], p: Progress, save: (phase?: Progress['phase']) => Promise<void>, stop: () => void): Promise<void> {
+    const t = job.tenant_id;
+    const d = String(job.payload.dataset_id);
+    p.source_generation_ids = chosen.map((i) => i.generation(t, d)!);
+    const g = Math.max(0, ...p.source_generation_ids) + 1;
+    Object.assign(p, { target_generation_id: g, source_document_count: 0, replay_document_count: 0 });
+    await save('rebuild');
+    const builds: Build[] = [];
+    try {
+      const cutoff = this.datasets.state(t, d).seq;
+      for (const [n, index] of chosen.entries()) {
+        stop();
+        const build = await index.build(t, d, g);
+        builds.push(build);
+        const filled = await build.fill(cutoff);
+        if (n === 0) p.source_document_count = filled;
+        crashPoint('reindex:rebuild');
+      }
+      await save('replay');
+      const upto = this.datasets.state(t, d).seq;
+      for (const [n, build] of builds.entries()) {
+        const replayed = await build.fill(upto);
+        if (n === 0) p.replay_document_count = replayed;
+        crashPoint('reindex:replay');
+      }
+      for (const build of builds) await build.seal();
+      stop();
+      p.promotion_id = newId('prom');
+      p.phase = 'promote';
+      job.result = { ...p };
+      await this.store.meta.transaction(() => {
+        for (const index of chosen) index.point(t, d, g);
+        const current: JobState = this.store.meta.get(keys.job(t, job.job_id));
+        this.store.meta.put(keys.job(t, job.job_id), { ...current, result: job.result, updated_at: now() });
+      });
+    } catch (err) {
+      for (const build of builds) await build.discard().catch(() => {});
+      throw err;
+    }
+    crashPoint('reindex:promote');
+  }
+}
+
+const pick = (run: { tenant_id: string; dataset_id: string; source_id: number; bucket: string; key: string; etag: string }) => ({
+  tenant_id: run.tenant_id, dataset_id: run.dataset_id, source_id: run.source_id, bucket: run.bucket, key: run.key, etag: run.etag,
+});
+
+/** Equal as JSON, whatever the order of their keys. */
+function same(a: unknown, b: unknown): boolean {
+  const sorted = (v: unknown): unknown =>
+    Array.isArray(v) ? v.map(sorted) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined && x !== null).sort(([x], [y]) => x.localeCompare(y)).map(([k, x]) => [k, sorted(x)])) : v;
+  return JSON.stringify(sorted(a)) === JSON.stringify(sorted(b));
+}
+
+function progressOf(job: JobState): Progress {
+  const r = (job.result ?? {}) as Partial<Progress>;
+  return {
+    phase: r.phase ?? 'manifest',
+    manifest_cutoff_at: r.manifest_cutoff_at ?? null,
+    objects: r.objects ?? [],
+    source_document_count: r.source_document_count ?? 0,
+    replay_document_count: r.replay_document_count ?? 0,
+    source_generation_ids: r.source_generation_ids ?? [],
+    target_generation_id: r.target_generation_id ?? null,
+    promotion_id: r.promotion_id ?? null,
+  };
+}
+
+function view(job: JobState): ReindexJob {
+  const p = progressOf(job);
+  const counts: Record<string, number> = {};
+  for (const o of p.objects) counts[o.status] = (counts[o.status] ?? 0) + 1;
+  const d = String(job.payload.dataset_id);
+  return {
+    job_id: job.job_id,
+    tenant_id: job.tenant_id,
+    status: job.status,
+    dataset_id: d,
+    source_id: (job.payload.source_id as number | null) ?? null,
+    indexes: job.payload.indexes as IndexName[],
+    phase: p.phase,
+    object_count: p.objects.length,
+    object_status_counts: counts,
+    source_document_count: p.source_document_count,
+    replay_document_count: p.replay_document_count,
+    source_generation_ids: p.source_generation_ids,
+    target_generation_id: p.target_generation_id,
+    target_index_id: p.target_generation_id === null ? null : `${d}@${p.target_generation_id}`,
+    promotion_id: p.promotion_id,
+    manifest_cutoff_at: p.manifest_cutoff_at,
+    requested_by: String(job.payload.requested_by ?? ''),
+    error_message: job.error_message,
+    created_at: job.created_at,
+    started_at: job.started_at,
+    completed_at: job.completed_at,
+    updated_at: job.updated_at,
+  };
+}
