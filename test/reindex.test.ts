@@ -115,7 +115,12 @@ describe('reindex jobs', () => {
       expect(done.status).toBe('cancelled');
       expect({ text: derived().get('text').generation(t.admin.tenant_id, 'tx'), sql: sqlIndex.generation(t.admin.tenant_id, 'tx') }).toEqual(before);
       expect(existsSync(layout.textSnapshot(t.engine.dataDir, t.admin.tenant_id, 'tx', done.target_generation_id))).toBe(false);
-      expect(await sql(`SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'tx@${done.target_generation_id}'`)).toEqual({ n: 0 });
+      const db = await t.engine.sql.indexes.tenant(t.admin.tenant_id);
+      expect(db.pending.has('tx')).toBe(false);
+      const conn = await db.connect();
+      const left = (await conn.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM duckdb_tables() WHERE table_name = 'tx@${done.target_generation_id}'`)).getRowObjectsJS();
+      conn.closeSync();
+      expect(left).toEqual([{ n: 0 }]);
       expect(await hits('tx', 'zqxtag3')).toBeGreaterThan(0);
       expect(expectStatus(await http.post(`/v1/admin/reindex/jobs/${job.job_id}/cancel`), 409).detail).toMatch(/already ended/);
     } finally {
