@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import { BadRequest, Conflict, EngineError, Forbidden, Invalid, NotFound, Refused, Unauthenticated } from '../engine/errors.js';
+import { EXIT, exitCodeOf as engineExitCode } from '../engine/errors.js';
 import { connect, type GlobalOptions } from './connect.js';
 import { emit, outputFormat, type OutputFormat } from './output.js';
 import type { Service } from './service.js';
 
-export const EXIT = { ok: 0, failure: 1, usage: 2, notFound: 3, auth: 4, runFailed: 5 } as const;
+export { EXIT };
 
 /** Ends the command with an exit code and a one-line message. */
 export class Exit extends Error {
@@ -13,15 +13,8 @@ export class Exit extends Error {
   }
 }
 
-export function exitCodeOf(err: unknown): number {
-  if (err instanceof Exit) return err.code;
-  if (err instanceof NotFound) return EXIT.notFound;
-  if (err instanceof Unauthenticated || err instanceof Forbidden) return EXIT.auth;
-  // what the API answers with 400 or 422 is bad input here too, whichever door the command went through
-  if (err instanceof Invalid || err instanceof BadRequest || (err instanceof Refused && (err.status === 400 || err.status === 422))) return EXIT.usage;
-  if (err instanceof Conflict || err instanceof EngineError) return EXIT.failure;
-  return EXIT.failure;
-}
+/** A command's own Exit keeps its code; any other error takes the one the error table gives its kind. */
+export const exitCodeOf = (err: unknown): number => (err instanceof Exit ? err.code : engineExitCode(err));
 
 export interface Ctx {
   service: Service;

@@ -5,7 +5,8 @@ import type { Agent } from 'undici';
 import type { Export } from '../api/exports.js';
 import type { IngestRun } from '../api/ingest.js';
 import type { Job } from '../api/jobs.js';
-import { BadRequest, Conflict, EngineError, Forbidden, Invalid, NotFound, Unauthenticated, Unavailable } from '../engine/errors.js';
+import { Conflict, Unavailable } from '../engine/errors.js';
+import { responseError } from './responseError.js';
 import type { ExportFile, Service } from './service.js';
 import { uploadFile } from './upload.js';
 
@@ -22,21 +23,6 @@ export interface RemoteOptions {
 
 /** Routes that take no tenant header: who the token is, and what a platform key does for its platform. */
 const UNSCOPED = /^\/v1\/(me$|platform\/)/;
-
-/** An error response turned back into the engine error it came from, so both modes fail alike. */
-function toError(status: number, body: any): EngineError {
-  const detail = body?.detail;
-  const message = typeof detail === 'string' ? detail : detail?.message ?? (Array.isArray(detail) ? detail.map((d: any) => `${d.loc?.join('.')}: ${d.msg}`).join('; ') : `HTTP ${status}`);
-  const code = typeof detail === 'object' && !Array.isArray(detail) ? detail?.code : undefined;
-  if (status === 400) return new BadRequest(message, code);
-  if (status === 401) return new Unauthenticated(message, code);
-  if (status === 403) return new Forbidden(message, code);
-  if (status === 404) return new NotFound(message, code);
-  if (status === 409) return new Conflict(message, code);
-  if (status === 422) return new Invalid(message, Array.isArray(detail) ? detail : undefined, code);
-  if (status === 503) return new Unavailable(message, code);
-  return new EngineError(message, code);
-}
 
 /** Polls with backoff, no faster than the spec's guidance allows once a wait drags on. */
 async function poll<T>(get: () => Promise<T>, done: (t: T) => boolean, onProgress?: (t: T) => void): Promise<T> {
@@ -100,7 +86,7 @@ export function remoteService(opts: RemoteOptions): Service {
         await sleep(250 * 2 ** attempt);
         continue;
       }
-      throw toError(res.statusCode, parsed);
+      throw responseError(res.statusCode, parsed);
     }
   }
 
@@ -119,7 +105,7 @@ export function remoteService(opts: RemoteOptions): Service {
     }
     if (res.statusCode >= 300) {
       const body = await res.body.json().catch(() => undefined);
-      throw toError(res.statusCode, body);
+      throw responseError(res.statusCode, body);
     }
     const type = res.headers['content-type'];
     return { body: res.body, filename: filenameOf(res.headers['content-disposition'], exp), content_type: (Array.isArray(type) ? type[0] : type) ?? 'application/octet-stream' };

@@ -1,3 +1,5 @@
+import { EXIT } from '../engine/errors.js';
+
 /**
  * `svc … | head -1`: once the reader has gone, what is left to print has nobody to read it. The
  * command ends as if it had printed everything (exit 0, nothing on stderr), and paging stops.
@@ -11,7 +13,7 @@ export function watchStdout(): void {
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (!closed && err.code !== 'EPIPE') {
       process.stderr.write(`svc: cannot write the output: ${err.message}\n`);
-      process.exitCode = 1;
+      process.exitCode = EXIT.failure;
     }
     closed = true;
   });

@@ -1,6 +1,7 @@
 import type { IngestOptions, IngestRun } from '../api/ingest.js';
 import type { CompletedUpload, PartStored, UploadPartList, UploadSession } from '../api/uploads.js';
-import { Conflict, EngineError, Forbidden, Invalid, NotFound, Unavailable } from '../engine/errors.js';
+import { Unavailable } from '../engine/errors.js';
+import { responseError } from './responseError.js';
 
 /** The remote service's JSON call: bearer token, tenant header, errors as engine errors. */
 export type Call = <T>(method: 'GET' | 'POST', path: string, body?: unknown) => Promise<T>;
@@ -65,7 +66,8 @@ export async function uploadFile(call: Call, sourcePath: string, input: AsyncIte
       }
       if (status === 200) return void sent.push({ part_number, etag: (body as PartStored).etag });
       if (status >= 500 && attempt < PUT_ATTEMPTS) continue;
-      throw partError(status, part_number, body?.detail);
+      // read as any other response is, so that a 413 here exits as it does on a stream
+      throw responseError(status, body, `part ${part_number}: `);
     }
   }
 
@@ -88,14 +90,4 @@ export async function uploadFile(call: Call, sourcePath: string, input: AsyncIte
   } finally {
     await agent.close();
   }
-}
-
-function partError(status: number, part: number, detail: unknown): EngineError {
-  const text = typeof detail === 'string' ? detail : (detail as { message?: string } | undefined)?.message ?? `HTTP ${status}`;
-  const message = `part ${part}: ${text}`;
-  if (status === 403) return new Forbidden(message);
-  if (status === 404) return new NotFound(message);
-  if (status === 409) return new Conflict(message);
-  if (status === 413 || status === 422) return new Invalid(message);
-  return new EngineError(message);
 }

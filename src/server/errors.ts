@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { LIMITS } from '../api/limits.js';
-import { BadRequest, Conflict, DiskFull, EngineError, Forbidden, Invalid, NotFound, Refused, Unauthenticated, Unavailable } from '../engine/errors.js';
+import { EngineError, httpStatusOf, Invalid } from '../engine/errors.js';
 import { logFailure, type LogSink } from './failures.js';
 
 const LOCATIONS: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
@@ -30,30 +30,15 @@ function preview(value: unknown): unknown {
   return value;
 }
 
-function engineStatus(err: EngineError): number {
-  if (err instanceof BadRequest) return 400;
-  if (err instanceof Unauthenticated) return 401;
-  if (err instanceof Forbidden) return 403;
-  if (err instanceof NotFound) return 404;
-  if (err instanceof Conflict) return 409;
-  if (err instanceof Invalid) return 422;
-  if (err instanceof Refused) return err.status;
-  if (err instanceof Unavailable) return 503;
-  if (err instanceof DiskFull) return 507;
-  return 500;
-}
-
 /**
  * Engine errors and framework errors to the spec's ApiError / HTTPValidationError. Every 5xx is
  * logged to `sink`; an unexpected one answers only "internal error" with the request id.
  */
 export function errorHandler(sink: LogSink) {
   return (err: FastifyError & { validationContext?: string }, req: FastifyRequest, reply: FastifyReply) => {
-    if (err instanceof Invalid) {
-      return reply.status(422).send({ detail: err.code ? { code: err.code, message: err.message } : err.issues });
-    }
     if (err instanceof EngineError) {
-      const status = engineStatus(err);
+      const status = httpStatusOf(err);
+      if (err instanceof Invalid) return reply.status(status).send({ detail: err.code ? { code: err.code, message: err.message } : err.issues });
       if (status === 401) reply.header('www-authenticate', 'Bearer');
       // a 5xx names its request id, which its log line carries too
       const message = status >= 500 ? `${err.message} (request id ${req.id})` : err.message;

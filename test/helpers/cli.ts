@@ -15,16 +15,27 @@ export function tempDir(prefix = 'svc-test-'): { path: string; remove: () => voi
 
 export interface Run { status: number; stdout: string; stderr: string; json: () => any }
 
+interface SvcOpts { dataDir?: string; input?: string | Buffer; env?: Record<string, string> }
+
+// without a data dir, the default one ($XDG_DATA_HOME/svc) must not be the user's own
+const svcEnv = (opts: SvcOpts) => ({ ...process.env, SVC_DATA_DIR: opts.dataDir ?? '', XDG_DATA_HOME: join(tmpdir(), 'svc-test-no-data-home'), SVC_URL: '', SVC_TOKEN: '', SVC_TENANT: '', ...opts.env });
+
+const ran = (status: number | null, stdout: string, stderr: string): Run => ({ status: status ?? -1, stdout, stderr, json: () => JSON.parse(stdout) });
+
 /** Runs the built `svc` executable to completion. */
-export function svc(args: string[], opts: { dataDir?: string; input?: string | Buffer; env?: Record<string, string> } = {}): Run {
-  const r = spawnSync(process.execPath, [SVC, ...args], {
-    input: opts.input ?? '',
-    // without a data dir, the default one ($XDG_DATA_HOME/svc) must not be the user's own
-    env: { ...process.env, SVC_DATA_DIR: opts.dataDir ?? '', XDG_DATA_HOME: join(tmpdir(), 'svc-test-no-data-home'), SVC_URL: '', SVC_TOKEN: '', SVC_TENANT: '', ...opts.env },
-    encoding: 'utf8',
-    maxBuffer: 256 * 2 ** 20,
-  });
-  return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) };
+export function svc(args: string[], opts: SvcOpts = {}): Run {
+  const r = spawnSync(process.execPath, [SVC, ...args], { input: opts.input ?? '', env: svcEnv(opts), encoding: 'utf8', maxBuffer: 256 * 2 ** 20 });
+  return ran(r.status, r.stdout, r.stderr);
+}
+
+/** `svc` as `svc()` runs it, without blocking this process: for a server the test itself answers with. */
+export function svcAsync(args: string[], opts: SvcOpts = {}): Promise<Run> {
+  const proc = spawn(process.execPath, [SVC, ...args], { env: svcEnv(opts), stdio: ['pipe', 'pipe', 'pipe'] });
+  let [stdout, stderr] = ['', ''];
+  proc.stdout.on('data', (d) => (stdout += d));
+  proc.stderr.on('data', (d) => (stderr += d));
+  proc.stdin.end(opts.input ?? '');
+  return new Promise((ok) => proc.on('close', (code) => ok(ran(code, stdout, stderr))));
 }
 
 /** `svc init` on a fresh data dir: returns what it printed. */

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { Me } from '../../api/identity.js';
 import { Forbidden, Unauthenticated } from '../../engine/errors.js';
 import { given, type GlobalOptions } from '../connect.js';
-import { EXIT, Exit } from '../context.js';
+import { EXIT, Exit, exitCodeOf } from '../context.js';
 import { deleteToken, saveToken } from '../credentials.js';
 import { emit, outputFormat } from '../output.js';
 import { normalizeUrl, removeProfile, resolveProfile, setProfile } from '../profiles.js';
@@ -28,8 +28,9 @@ async function whoAmI(url: string, token: string): Promise<Me> {
   try {
     return await service.me();
   } catch (err) {
-    if (err instanceof Unauthenticated || err instanceof Forbidden) throw new Exit(EXIT.auth, `${url} refused this token: ${(err as Error).message}`);
-    throw new Exit(EXIT.failure, `cannot log in to ${url}: ${(err as Error).message.split('\n')[0]}`);
+    // a clearer message, the exit code the error table gives any such failure
+    if (err instanceof Unauthenticated || err instanceof Forbidden) throw new Exit(exitCodeOf(err), `${url} refused this token: ${(err as Error).message}`);
+    throw new Exit(exitCodeOf(err), `cannot log in to ${url}: ${(err as Error).message.split('\n')[0]}`);
   } finally {
     await service.close();
   }
@@ -57,7 +58,7 @@ export function loginCommand(program: Command): void {
       const me = await whoAmI(url, token);
       const tenants = me.tenants.map((t) => t.tenant_id);
       const tenant = given(g.tenant) ?? (tenants.length === 1 ? tenants[0] : undefined);
-      if (given(g.tenant) && !me.is_staff && !tenants.includes(g.tenant!)) throw new Exit(EXIT.auth, `${me.email} is not a member of tenant ${g.tenant}`);
+      if (given(g.tenant) && !me.is_staff && !tenants.includes(g.tenant!)) throw new Forbidden(`${me.email} is not a member of tenant ${g.tenant}`);
       const { name, profile: before } = resolveProfile(given(g.profile));
       // The token first: a profile without its token would only fail later, further from the cause.
       saveToken(name, url, token);
