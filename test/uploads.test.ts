@@ -185,7 +185,7 @@ describe('signed part URLs', () => {
       (u: URL) => (u.pathname = u.pathname.replace(/\/1$/, '/2')),
       (u: URL) => u.searchParams.set('expires', String(Number(u.searchParams.get('expires')) + 3600)),
       (u: URL) => u.searchParams.set('tenant', 'ten_other'),
-      (u: URL) => (u.pathname = u.pathname.replace(id, `${id.slice(0, -1)}0`)),
+      (u: URL) => (u.pathname = u.pathname.replace(id, `${id.slice(0, -1)}${id.endsWith('0') ? '1' : '0'}`)),
       (u: URL) => u.searchParams.delete('sig'),
     ];
     for (const alter of altered) {

@@ -4,6 +4,7 @@ import { Conflict, Forbidden, NotFound, Unauthenticated } from '../errors.js';
 import { newId, now } from '../ids.js';
 import { SYSTEM, scanPrefix, type Store } from '../store/db.js';
 import type { Caller, Principal, Role } from './caller.js';
+import { keys } from '../store/keys.js';
 
 /** Tenant ids are made here and short; a longer one names no tenant (and would not fit in an LMDB key). */
 const possibleTenant = (tenantId: string) => tenantId.length <= LIMITS.id;
@@ -20,27 +21,27 @@ export class Directory {
   }
 
   user(userId: string): User | undefined {
-    return this.db.get([SYSTEM, 'user', userId]);
+    return this.db.get(keys.user(SYSTEM, userId));
   }
 
   userByEmail(email: string): User | undefined {
-    const id = this.db.get([SYSTEM, 'email', email.toLowerCase()]);
+    const id = this.db.get(keys.email(SYSTEM, email.toLowerCase()));
     return id ? this.user(id) : undefined;
   }
 
   tenant(tenantId: string): TenantState | undefined {
-    return possibleTenant(tenantId) ? this.db.get([SYSTEM, 'tenant', tenantId]) : undefined;
+    return possibleTenant(tenantId) ? this.db.get(keys.tenant(SYSTEM, tenantId)) : undefined;
   }
 
   tenants(): TenantState[] {
-    return [...scanPrefix<TenantState>(this.db, [SYSTEM, 'tenant'])].map((e) => e.value);
+    return [...scanPrefix<TenantState>(this.db, keys.tenant(SYSTEM))].map((e) => e.value);
   }
 
   /** Creates a tenant with `email` as its admin (the user is created when new). */
   async createTenant(name: string, email: string): Promise<{ tenant: TenantState; user: User }> {
     const tenant: TenantState = { tenant_id: newId('ten'), name, created_at: now() };
     const user = await this.db.transaction(() => {
-      this.db.put([SYSTEM, 'tenant', tenant.tenant_id], tenant);
+      this.db.put(keys.tenant(SYSTEM, tenant.tenant_id), tenant);
       return this.putMember(tenant.tenant_id, email, 'Admin');
     });
     return { tenant, user };
@@ -49,7 +50,7 @@ export class Directory {
   /** A tenant provisioned by a platform: no members; the platform's keys act in it. */
   async provisionTenant(platformTenantId: string, name: string): Promise<TenantState> {
     const tenant: TenantState = { tenant_id: newId('ten'), name, created_at: now(), platform_tenant_id: platformTenantId };
-    await this.db.put([SYSTEM, 'tenant', tenant.tenant_id], tenant);
+    await this.db.put(keys.tenant(SYSTEM, tenant.tenant_id), tenant);
     return tenant;
   }
 
@@ -60,11 +61,11 @@ export class Directory {
   /** Adds a member or changes its role; the user is created when new. */
   async addMember(tenantId: string, email: string, role: Role): Promise<Member> {
     const user = await this.db.transaction(() => this.putMember(tenantId, email, role));
-    return { user_id: user.user_id, email: user.email, role, created_at: this.db.get([tenantId, 'member', user.user_id]).created_at };
+    return { user_id: user.user_id, email: user.email, role, created_at: this.db.get(keys.member(tenantId, user.user_id)).created_at };
   }
 
   members(tenantId: string): Member[] {
-    return [...scanPrefix<{ role: Role; created_at: string }>(this.db, [tenantId, 'member'])].flatMap(({ key, value }) => {
+    return [...scanPrefix<{ role: Role; created_at: string }>(this.db, keys.member(tenantId))].flatMap(({ key, value }) => {
       const user = this.user(String(key[2]));
       return user ? [{ user_id: user.user_id, email: user.email, role: value.role, created_at: value.created_at }] : [];
     });
@@ -75,23 +76,23 @@ export class Directory {
     let user = this.userByEmail(email);
     if (!user) {
       user = { user_id: newId('usr'), email: email.toLowerCase(), is_staff: false, created_at: now() };
-      this.db.put([SYSTEM, 'user', user.user_id], user);
-      this.db.put([SYSTEM, 'email', user.email], user.user_id);
+      this.db.put(keys.user(SYSTEM, user.user_id), user);
+      this.db.put(keys.email(SYSTEM, user.email), user.user_id);
     }
-    const previous = this.db.get([tenantId, 'member', user.user_id]);
-    this.db.put([tenantId, 'member', user.user_id], { role, created_at: previous?.created_at ?? now() });
-    this.db.put([SYSTEM, 'membership', user.user_id, tenantId], role);
+    const previous = this.db.get(keys.member(tenantId, user.user_id));
+    this.db.put(keys.member(tenantId, user.user_id), { role, created_at: previous?.created_at ?? now() });
+    this.db.put(keys.membership(SYSTEM, user.user_id, tenantId), role);
     return user;
   }
 
   /** Removes a tenant's record and memberships; call inside a write transaction. */
   removeTenant(tenantId: string): void {
-    for (const { key } of scanPrefix(this.db, [tenantId, 'member'])) this.db.remove([SYSTEM, 'membership', String(key[2]), tenantId]);
-    this.db.remove([SYSTEM, 'tenant', tenantId]);
+    for (const { key } of scanPrefix(this.db, keys.member(tenantId))) this.db.remove(keys.membership(SYSTEM, String(key[2]), tenantId));
+    this.db.remove(keys.tenant(SYSTEM, tenantId));
   }
 
   role(tenantId: string, userId: string): Role | undefined {
-    return possibleTenant(tenantId) ? this.db.get([SYSTEM, 'membership', userId, tenantId]) : undefined;
+    return possibleTenant(tenantId) ? this.db.get(keys.membership(SYSTEM, userId, tenantId)) : undefined;
   }
 
   /** The tenants a principal reaches, with its role in each. */
@@ -105,7 +106,7 @@ export class Directory {
       const own = this.tenant(key.tenant_id);
       return [...(own ? [own] : []), ...this.provisionedBy(key.tenant_id)].map((tenant) => ({ tenant, role: 'Admin' as Role }));
     }
-    return [...scanPrefix<Role>(this.db, [SYSTEM, 'membership', principal.user_id])].flatMap(({ key: k, value }) => {
+    return [...scanPrefix<Role>(this.db, keys.membership(SYSTEM, principal.user_id))].flatMap(({ key: k, value }) => {
       const tenant = this.tenant(String(k[3]));
       return tenant ? [{ tenant, role: value }] : [];
     });
@@ -145,7 +146,7 @@ export class Directory {
 
   /** The first admin of a tenant: who a local command acts as. */
   firstAdmin(tenantId: string): Principal {
-    for (const { key, value } of scanPrefix<{ role: Role }>(this.db, [tenantId, 'member'])) {
+    for (const { key, value } of scanPrefix<{ role: Role }>(this.db, keys.member(tenantId))) {
       if (value.role === 'Admin') return { user_id: String(key[2]), kind: 'local' };
     }
     throw new NotFound(`tenant '${tenantId}' has no admin`);

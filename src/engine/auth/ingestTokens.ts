@@ -4,6 +4,7 @@ import { now } from '../ids.js';
 import { SYSTEM, type Store } from '../store/db.js';
 import type { Principal } from './caller.js';
 import type { TokenCache } from './tokenCache.js';
+import { keys } from '../store/keys.js';
 
 export const INGEST_TOKEN_PREFIX = 'svcit.v1.';
 
@@ -27,14 +28,14 @@ export class IngestTokens {
     const tokenId = randomBytes(8).toString('hex');
     const secret = randomBytes(32).toString('base64url');
     const created_at = now();
-    this.store.meta.put([SYSTEM, 'itoken', tokenId], { tenant_id: tenantId, source_id: sourceId, hash: sha256(secret).toString('hex'), created_at } satisfies TokenState);
+    this.store.meta.put(keys.ingestToken(SYSTEM, tokenId), { tenant_id: tenantId, source_id: sourceId, hash: sha256(secret).toString('hex'), created_at } satisfies TokenState);
     return { token: `${INGEST_TOKEN_PREFIX}${tokenId}.${secret}`, tokenId, created_at };
   }
 
   /** Call inside a write transaction. */
   remove(tokenId: string | undefined): void {
     this.cache.clear();
-    if (tokenId) this.store.meta.remove([SYSTEM, 'itoken', tokenId]);
+    if (tokenId) this.store.meta.remove(keys.ingestToken(SYSTEM, tokenId));
   }
 
   verify(token: string): Principal {
@@ -42,7 +43,7 @@ export class IngestTokens {
     if (cached) return cached;
     const parts = token.slice(INGEST_TOKEN_PREFIX.length).split('.');
     const [tokenId, secret] = parts.length === 2 ? parts : [];
-    const state: TokenState | undefined = tokenId ? this.store.meta.get([SYSTEM, 'itoken', tokenId]) : undefined;
+    const state: TokenState | undefined = tokenId ? this.store.meta.get(keys.ingestToken(SYSTEM, tokenId)) : undefined;
     const expected = state ? Buffer.from(state.hash, 'hex') : sha256('');
     if (!timingSafeEqual(expected, sha256(secret ?? '')) || !state) throw new Unauthenticated('invalid ingest token');
     const principal: Principal = { user_id: `ingest:${state.tenant_id}:${state.source_id}`, kind: 'ingest_token', source: { tenant_id: state.tenant_id, source_id: state.source_id } };

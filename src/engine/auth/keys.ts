@@ -6,6 +6,7 @@ import { logProblem } from '../log.js';
 import { SYSTEM, scanPrefix, type Store } from '../store/db.js';
 import type { Principal, Role } from './caller.js';
 import type { TokenCache } from './tokenCache.js';
+import { keys } from '../store/keys.js';
 
 export type KeyKind = 'tenant' | 'platform';
 export const KEY_PREFIX: Record<KeyKind, string> = { tenant: 'svctk.v1.', platform: 'svcpk.v1.' };
@@ -47,13 +48,13 @@ export class Keys {
     const at = now();
     const state = await this.store.meta.transaction(() => {
       if (replacing === undefined && this.list(kind, tenantId).some((k) => k.name === fields.name && !k.revoked_at)) return null;
-      const id = (this.store.meta.get([tenantId, 'counter', TABLE[kind]]) ?? 0) + 1;
+      const id = (this.store.meta.get(keys.counter(tenantId, TABLE[kind])) ?? 0) + 1;
       const key: KeyState = {
         key_id: keyId, id, kind, tenant_id: tenantId, name: fields.name, role: fields.role, hash: sha256(secret).toString('hex'),
         created_by: fields.created_by, created_at: at, expires_at: fields.expires_at ?? null, revoked_at: null, last_used_at: null,
       };
-      this.store.meta.put([tenantId, 'counter', TABLE[kind]], id);
-      this.store.meta.put([SYSTEM, 'key', keyId], key);
+      this.store.meta.put(keys.counter(tenantId, TABLE[kind]), id);
+      this.store.meta.put(keys.apiKey(SYSTEM, keyId), key);
       this.store.meta.put([tenantId, TABLE[kind], id], keyId);
       if (replacing !== undefined) this.revokeInTxn(kind, tenantId, replacing, at);
       return key;
@@ -64,7 +65,7 @@ export class Keys {
 
   list(kind: KeyKind, tenantId: string): ApiKey[] {
     return [...scanPrefix<string>(this.store.meta, [tenantId, TABLE[kind]])].flatMap(({ value }) => {
-      const key: KeyState | undefined = this.store.meta.get([SYSTEM, 'key', value]);
+      const key: KeyState | undefined = this.store.meta.get(keys.apiKey(SYSTEM, value));
       return key ? [this.view(key)] : [];
     });
   }
@@ -77,10 +78,10 @@ export class Keys {
   private revokeInTxn(kind: KeyKind, tenantId: string, id: number, at: string): KeyState {
     this.cache.clear();
     const keyId = this.store.meta.get([tenantId, TABLE[kind], id]);
-    const key: KeyState | undefined = keyId && this.store.meta.get([SYSTEM, 'key', keyId]);
+    const key: KeyState | undefined = keyId && this.store.meta.get(keys.apiKey(SYSTEM, keyId));
     if (!key) throw new NotFound(`${kind} key ${id} not found`);
     key.revoked_at ??= at;
-    this.store.meta.put([SYSTEM, 'key', keyId], key);
+    this.store.meta.put(keys.apiKey(SYSTEM, keyId), key);
     return key;
   }
 
@@ -91,7 +92,7 @@ export class Keys {
     const kind: KeyKind = token.startsWith(KEY_PREFIX.platform) ? 'platform' : 'tenant';
     const parts = token.slice(KEY_PREFIX[kind].length).split('.');
     const [keyId, secret] = parts.length === 2 ? parts : [];
-    const key: KeyState | undefined = keyId && secret ? this.store.meta.get([SYSTEM, 'key', keyId]) : undefined;
+    const key: KeyState | undefined = keyId && secret ? this.store.meta.get(keys.apiKey(SYSTEM, keyId)) : undefined;
     const expected = key ? Buffer.from(key.hash, 'hex') : sha256('');
     const matches = timingSafeEqual(expected, sha256(secret ?? '')) && key !== undefined && key.kind === kind;
     if (!matches) throw new Unauthenticated('invalid API key');
@@ -110,8 +111,8 @@ export class Keys {
     // written in the background, as a search is answered: a key in use on a full disk still works
     this.store.meta
       .transaction(() => {
-        const fresh: KeyState | undefined = this.store.meta.get([SYSTEM, 'key', key.key_id]);
-        if (fresh) this.store.meta.put([SYSTEM, 'key', key.key_id], { ...fresh, last_used_at: now() });
+        const fresh: KeyState | undefined = this.store.meta.get(keys.apiKey(SYSTEM, key.key_id));
+        if (fresh) this.store.meta.put(keys.apiKey(SYSTEM, key.key_id), { ...fresh, last_used_at: now() });
       })
       .catch((err) => {
         if (!(err instanceof DiskFull)) logProblem('last_used_not_written', err, { key_id: key.key_id });
@@ -123,7 +124,7 @@ export class Keys {
     this.cache.clear();
     for (const kind of ['tenant', 'platform'] as const) {
       for (const { key, value } of scanPrefix<string>(this.store.meta, [tenantId, TABLE[kind]])) {
-        this.store.meta.remove([SYSTEM, 'key', value]);
+        this.store.meta.remove(keys.apiKey(SYSTEM, value));
         this.store.meta.remove(key);
       }
     }

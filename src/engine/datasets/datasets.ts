@@ -5,6 +5,7 @@ import { now } from '../ids.js';
 import type { Sources } from '../sources/sources.js';
 import { scanPrefix, type Store } from '../store/db.js';
 import { defaultSemanticConfig } from '../vector/config.js';
+import { keys } from '../store/keys.js';
 
 /** What the store keeps of a dataset; the API's Dataset is derived from it. */
 export interface DatasetState {
@@ -30,7 +31,7 @@ export class Datasets {
   ) {}
 
   state(tenantId: string, datasetId: string): DatasetState {
-    const ds = this.store.meta.get([tenantId, 'dataset', datasetId]);
+    const ds = this.store.meta.get(keys.dataset(tenantId, datasetId));
     if (!ds) throw new NotFound(`dataset '${datasetId}' not found`);
     return ds;
   }
@@ -49,9 +50,9 @@ export class Datasets {
       updated_at: at,
     };
     const created = await this.store.meta.transaction(() => {
-      if (this.store.meta.get([t, 'dataset', ds.dataset_id])) return false;
-      if (this.store.meta.get([t, 'srckey', ds.dataset_id]) !== undefined) return false;
-      this.store.meta.put([t, 'dataset', ds.dataset_id], ds);
+      if (this.store.meta.get(keys.dataset(t, ds.dataset_id))) return false;
+      if (this.store.meta.get(keys.sourceKey(t, ds.dataset_id)) !== undefined) return false;
+      this.store.meta.put(keys.dataset(t, ds.dataset_id), ds);
       this.sources.putDefault(t, ds.dataset_id, ds.retention_days, req.semantic === false ? {} : defaultSemanticConfig(req.semantic_fields?.length ? req.semantic_fields : undefined));
       return true;
     });
@@ -64,11 +65,11 @@ export class Datasets {
   }
 
   list(caller: Caller): Dataset[] {
-    return [...scanPrefix<DatasetState>(this.store.meta, [caller.tenant_id, 'dataset'])].map((e) => this.view(caller.tenant_id, e.value));
+    return [...scanPrefix<DatasetState>(this.store.meta, keys.dataset(caller.tenant_id))].map((e) => this.view(caller.tenant_id, e.value));
   }
 
   ids(tenantId: string): string[] {
-    return [...scanPrefix<DatasetState>(this.store.meta, [tenantId, 'dataset'])].map((e) => e.value.dataset_id);
+    return [...scanPrefix<DatasetState>(this.store.meta, keys.dataset(tenantId))].map((e) => e.value.dataset_id);
   }
 
   private view(tenantId: string, ds: DatasetState): Dataset {

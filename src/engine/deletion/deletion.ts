@@ -12,6 +12,7 @@ import type { DerivedIndexes } from '../derived/derivedIndexes.js';
 import { sessionKey } from '../uploads/state.js';
 import { deleteRecords, type Selection } from './records.js';
 import { Targets, type Item, type Target } from './targets.js';
+import { keys } from '../store/keys.js';
 
 /**
  * Data-deletion jobs: a dataset, a source, one object (of a source, or of a completed upload) or one
@@ -45,7 +46,7 @@ export class DataDeletion {
   async dataset(caller: Caller, datasetId: string): Promise<DataDeletionJob> {
     const ds = this.datasets.state(caller.tenant_id, datasetId);
     if (ds.deleting) throw new Conflict(`dataset '${datasetId}' is already being deleted`);
-    await this.store.meta.put([caller.tenant_id, 'dataset', datasetId], { ...ds, deleting: true });
+    await this.store.meta.put(keys.dataset(caller.tenant_id, datasetId), { ...ds, deleting: true });
     return this.enqueue(caller, { scope: 'dataset', dataset_id: datasetId, source_id: null, source_key: null });
   }
 
@@ -79,8 +80,8 @@ export class DataDeletion {
   /** A dataset whose deletion was cancelled before it began takes ingest and queries again. */
   private cancelled(job: JobState): void {
     const target = job.payload.target as Target;
-    const ds = target.scope === 'dataset' && this.store.meta.get([job.tenant_id, 'dataset', target.dataset_id]);
-    if (ds) this.store.meta.put([job.tenant_id, 'dataset', target.dataset_id], { ...ds, deleting: false });
+    const ds = target.scope === 'dataset' && this.store.meta.get(keys.dataset(job.tenant_id, target.dataset_id));
+    if (ds) this.store.meta.put(keys.dataset(job.tenant_id, target.dataset_id), { ...ds, deleting: false });
   }
 
   private async run(job: JobState): Promise<Record<string, unknown>> {
@@ -105,7 +106,7 @@ export class DataDeletion {
   /** The target's records leave the store and everything derived from them. How many went, per object key; none when a retry finds them gone. */
   private async removeRecords(t: string, target: Target): Promise<Map<string, number>> {
     const d = target.dataset_id;
-    if (!this.store.meta.get([t, 'dataset', d])) return new Map();
+    if (!this.store.meta.get(keys.dataset(t, d))) return new Map();
     // the indexes skip a dataset being deleted: each is dropped whole at the end
     if (target.scope === 'dataset') return deleteRecords(this.store, this.derived, t, d, () => true);
     let select: Selection;
@@ -114,7 +115,7 @@ export class DataDeletion {
       if (seq === undefined) return new Map();
       select = { seqs: [seq] };
     } else {
-      if (!this.store.meta.get([t, 'source', target.source_id!])) return new Map(); // a retry after the source itself was removed
+      if (!this.store.meta.get(keys.source(t, target.source_id!))) return new Map(); // a retry after the source itself was removed
       select = target.key === undefined ? (rec) => rec.source_key === target.source_key : (rec) => rec.source_key === target.source_key && rec.key === target.key;
     }
     const byKey = await deleteRecords(this.store, this.derived, t, d, select);
@@ -125,7 +126,7 @@ export class DataDeletion {
   private async removeMetadata(t: string, target: Target): Promise<void> {
     if (target.scope === 'record') return;
     await this.store.meta.transaction(() => {
-      for (const { key, value } of scanPrefix<{ dataset_id: string; source_id: number; key: string }>(this.store.meta, [t, 'run'])) {
+      for (const { key, value } of scanPrefix<{ dataset_id: string; source_id: number; key: string }>(this.store.meta, keys.run(t))) {
         if (value.dataset_id !== target.dataset_id) continue;
         if (target.scope === 'dataset' || (value.source_id === target.source_id && (target.key === undefined || value.key === target.key))) this.store.meta.remove(key);
       }
@@ -133,8 +134,8 @@ export class DataDeletion {
       if (target.scope === 'object') return;
       if (target.scope === 'source') return this.sources.remove(t, target.source_id!);
       for (const s of this.sources.ofDataset(t, target.dataset_id)) this.sources.remove(t, s.source_id);
-      removePrefix(this.store.meta, [t, 'field', target.dataset_id]);
-      this.store.meta.remove([t, 'dataset', target.dataset_id]);
+      removePrefix(this.store.meta, keys.field(t, target.dataset_id));
+      this.store.meta.remove(keys.dataset(t, target.dataset_id));
     });
   }
 }

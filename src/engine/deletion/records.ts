@@ -2,6 +2,7 @@ import type { DatasetState } from '../datasets/datasets.js';
 import type { DerivedIndexes } from '../derived/derivedIndexes.js';
 import type { StoredRecord } from '../records.js';
 import { MAX_KEY, type Store } from '../store/db.js';
+import { keys } from '../store/keys.js';
 
 const BATCH = 2000;
 
@@ -21,13 +22,13 @@ export async function deleteRecords(store: Store, derived: DerivedIndexes, t: st
     const gone = batch;
     batch = [];
     await store.meta.transaction(() => {
-      const ds: DatasetState | undefined = store.meta.get([t, 'dataset', d]);
+      const ds: DatasetState | undefined = store.meta.get(keys.dataset(t, d));
       for (const rec of gone) {
         store.records.remove([t, d, rec.seq]);
         if (store.ids.get([t, d, rec.id]) === rec.seq) store.ids.remove([t, d, rec.id]);
       }
       derived.deleting(t, d, gone.map((r) => r.seq));
-      if (ds) store.meta.put([t, 'dataset', d], { ...ds, record_count: Math.max(0, ds.record_count - gone.length) });
+      if (ds) store.meta.put(keys.dataset(t, d), { ...ds, record_count: Math.max(0, ds.record_count - gone.length) });
     });
     await derived.removed(t, d, gone.map((r) => r.seq), gone.map((r) => r.id));
     for (const rec of gone) byKey.set(rec.key, (byKey.get(rec.key) ?? 0) + 1);

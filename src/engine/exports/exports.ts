@@ -16,6 +16,7 @@ import { ExportJob, workDirName } from './exportJob.js';
 import { exportLimits, type ExportLimits } from './limits.js';
 import { RowSources, type ViewSource } from './rows.js';
 import { contentType, describe, EXPORT_ID, EXPORT_JOB, exportKey, expiresAt, EXPORTS_BUCKET, fileExtension, statusOf, type ExportState } from './state.js';
+import { keys } from '../store/keys.js';
 
 /** An export's file, opened for reading. */
 export interface OpenedExport { body: Readable; content_type: string; filename: string; size: number }
@@ -107,7 +108,7 @@ export class Exports {
     if (q.cursor !== undefined && !EXPORT_ID.test(q.cursor)) {
       throw new Invalid('invalid cursor', [{ loc: ['query', 'cursor'], msg: 'not a cursor of this list', type: 'value_error', input: q.cursor }]);
     }
-    const page = newestFirst<ExportState>(this.store.meta, [t, 'export'], q.cursor, q.limit ?? DEFAULT_LIST);
+    const page = newestFirst<ExportState>(this.store.meta, keys.export(t), q.cursor, q.limit ?? DEFAULT_LIST);
     return { exports: page.values.map((s) => this.described(s, origin)), next_cursor: page.next };
   }
 
@@ -153,7 +154,7 @@ export class Exports {
     let removed = 0;
     for (const t of this.deps.tenants()) {
       const due: ExportState[] = [];
-      for (const { value } of scanPrefix(this.store.meta, [t, 'export'])) {
+      for (const { value } of scanPrefix(this.store.meta, keys.export(t))) {
         const s = value as ExportState;
         const job = this.jobOf(s);
         const at = expiresAt(s, job, this.limits.retentionDays);
@@ -206,7 +207,7 @@ export class Exports {
   }
 
   private jobOf(s: ExportState): JobState | undefined {
-    return s.job_id ? this.store.meta.get([s.tenant_id, 'job', s.job_id]) : undefined;
+    return s.job_id ? this.store.meta.get(keys.job(s.tenant_id, s.job_id)) : undefined;
   }
 }
 

@@ -3,6 +3,7 @@ import type { SearchRequest } from '../../api/search.js';
 import type { JobState } from '../jobs/queue.js';
 import type { SqlValue } from '../sql/execute.js';
 import type { Key } from '../store/db.js';
+import { keys } from '../store/keys.js';
 
 /** The blob bucket of export files, under each tenant. */
 export const EXPORTS_BUCKET = 'exports';
@@ -34,7 +35,7 @@ export interface ExportState {
   store_key: string;
 }
 
-export const exportKey = (t: string, id: string): Key => [t, 'export', id];
+export const exportKey = (t: string, id: string): Key => keys.export(t, id);
 export const EXPORT_ID = /^exp_[0-9a-z]{26}$/;
 
 export const EXTENSIONS: Record<ExportFormat, string> = { ndjson: 'ndjson', csv: 'csv', parquet: 'parquet' };

@@ -1,5 +1,6 @@
 import { LIMITS } from '../../api/limits.js';
 import { MAX_KEY, type Store } from '../store/db.js';
+import { keys } from '../store/keys.js';
 
 export const FIELD_LIMIT = LIMITS.datasetFields;
 export const TOO_MANY_FIELDS = `would add fields beyond the dataset's limit of ${FIELD_LIMIT}`;
@@ -18,7 +19,7 @@ export class FieldBudget {
 
   /** The dataset's paths as the store holds them, read inside the transaction that will add more. */
   static of(store: Store, tenantId: string, datasetId: string, limit: number = FIELD_LIMIT): FieldBudget {
-    const prefix = [tenantId, 'field', datasetId];
+    const prefix = keys.field(tenantId, datasetId);
     const known = new Set<string>();
     for (const key of store.meta.getKeys({ start: prefix, end: [...prefix, MAX_KEY] })) known.add(String((key as unknown[])[3]));
     return new FieldBudget(known, limit);

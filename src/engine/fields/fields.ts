@@ -4,6 +4,7 @@ import type { Datasets } from '../datasets/datasets.js';
 import type { Sources } from '../sources/sources.js';
 import { scanPrefix, type Store } from '../store/db.js';
 import { physicalField, type ValueType } from './discover.js';
+import { keys } from '../store/keys.js';
 
 /** Fields discovered in a tenant's records, as the writer counted them per path and value type. */
 export class Fields {
@@ -25,7 +26,7 @@ export class Fields {
     const fast = this.fastOf(t, d);
     const textFields = new Set(this.sources.ofDataset(t, d).flatMap((s) => s.search_config.text_fields.map((f) => f.field)));
     const byPath = new Map<string, { type: ValueType; count: number; sample: unknown }[]>();
-    for (const { key, value } of scanPrefix<{ count: number; sample: unknown }>(this.store.meta, [t, 'field', d])) {
+    for (const { key, value } of scanPrefix<{ count: number; sample: unknown }>(this.store.meta, keys.field(t, d))) {
       const path = String(key[3]);
       if (prefix && !path.startsWith(prefix)) continue;
       const variants = byPath.get(path) ?? [];

@@ -3,6 +3,7 @@ import { DiskFull, NotFound } from '../errors.js';
 import { newId, now } from '../ids.js';
 import type { IngestFormat, TransformConfig } from '../records.js';
 import { scanPrefix, type Store } from '../store/db.js';
+import { keys } from '../store/keys.js';
 
 export const MAX_REPORTED_ERRORS = 100;
 
@@ -96,7 +97,7 @@ export class Runs {
 
   /** The run as the store holds it: counters of committed batches only. */
   committed(tenantId: string, runId: string): RunState {
-    const run = this.store.meta.get([tenantId, 'run', runId]);
+    const run = this.store.meta.get(keys.run(tenantId, runId));
     if (!run) throw new NotFound(`ingest run '${runId}' not found`);
     return run;
   }
@@ -107,7 +108,7 @@ export class Runs {
     const key = `${run.tenant_id}/${run.ingest_run_id}`;
     try {
       this.store.meta.transactionSync(() => {
-        if (this.store.meta.get([run.tenant_id, 'dataset', run.dataset_id])) this.store.meta.put([run.tenant_id, 'run', run.ingest_run_id], run);
+        if (this.store.meta.get(keys.dataset(run.tenant_id, run.dataset_id))) this.store.meta.put(keys.run(run.tenant_id, run.ingest_run_id), run);
       });
     } catch (err) {
       if (err instanceof DiskFull && run.status === 'failed') this.unsaved.set(key, structuredClone(run));
@@ -118,7 +119,7 @@ export class Runs {
 
   list(tenantId: string, filter: { dataset_id?: string; source_id?: number; status?: string; limit?: number }): RunState[] {
     const out: RunState[] = [];
-    for (let { value } of scanPrefix<RunState>(this.store.meta, [tenantId, 'run'], { reverse: true })) {
+    for (let { value } of scanPrefix<RunState>(this.store.meta, keys.run(tenantId), { reverse: true })) {
       value = this.unsaved.get(`${tenantId}/${value.ingest_run_id}`) ?? value;
       if (filter.dataset_id !== undefined && value.dataset_id !== filter.dataset_id) continue;
       if (filter.source_id !== undefined && value.source_id !== filter.source_id) continue;

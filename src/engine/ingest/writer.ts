@@ -7,6 +7,7 @@ import { now } from '../ids.js';
 import type { NewRecord, StoredRecord } from '../records.js';
 import type { Store } from '../store/db.js';
 import { MAX_REPORTED_ERRORS, type RunState } from './runs.js';
+import { keys } from '../store/keys.js';
 
 const ID_TOO_LONG = `an id longer than ${LIMITS.recordId} bytes`;
 const PATH_TOO_LONG = `a field path longer than ${LIMITS.fieldPath} characters`;
@@ -35,7 +36,7 @@ export async function commitBatch(store: Store, run: RunState, batch: Batch): Pr
   const createdAt = now();
 
   return store.meta.transaction(() => {
-    const ds: DatasetState | undefined = store.meta.get([t, 'dataset', d]);
+    const ds: DatasetState | undefined = store.meta.get(keys.dataset(t, d));
     if (!ds) throw new NotFound(`dataset '${d}' not found`);
     const added: StoredRecord[] = [];
     const kept: NewRecord[] = [];
@@ -86,11 +87,11 @@ export async function commitBatch(store: Store, run: RunState, batch: Batch): Pr
       batch.errors = [...batch.errors, ...refused].sort((a, b) => a.line - b.line);
     }
     ds.updated_at = createdAt;
-    store.meta.put([t, 'dataset', d], ds);
+    store.meta.put(keys.dataset(t, d), ds);
 
     for (const [path, types] of fields) {
       for (const [type, seen] of types) {
-        const key = [t, 'field', d, path, type];
+        const key = keys.field(t, d, path, type);
         const prev = store.meta.get(key);
         store.meta.put(key, { count: (prev?.count ?? 0) + seen.count, sample: prev?.sample ?? seen.sample });
       }
@@ -105,7 +106,7 @@ export async function commitBatch(store: Store, run: RunState, batch: Batch): Pr
     run.errors.push(...batch.errors.slice(0, MAX_REPORTED_ERRORS - run.errors.length));
     run.resume_line = batch.lastLine;
     run.updated_at = createdAt;
-    store.meta.put([t, 'run', run.ingest_run_id], run);
+    store.meta.put(keys.run(t, run.ingest_run_id), run);
     return added;
   });
 }

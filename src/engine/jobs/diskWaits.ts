@@ -2,6 +2,7 @@ import type { FreeSpace } from '../diskSpace.js';
 import { now } from '../ids.js';
 import { SYSTEM, type Store } from '../store/db.js';
 import type { JobState } from './queue.js';
+import { keys } from '../store/keys.js';
 
 /** Free space that must come back, beyond what there was when a job met a full disk, to try it again early. */
 const WAKE_MARGIN_BYTES = 2 ** 20;
@@ -33,11 +34,11 @@ export class DiskWaits {
     await this.store.meta.transaction(() => {
       const at = now();
       for (const [jobId, { tenantId, dueMs }] of waiting) {
-        const job: JobState | undefined = this.store.meta.get([tenantId, 'job', jobId]);
+        const job: JobState | undefined = this.store.meta.get(keys.job(tenantId, jobId));
         if (job?.status !== 'pending' || Date.parse(job.next_attempt_at!) !== dueMs) continue; // run or changed meanwhile
-        this.store.meta.remove([SYSTEM, 'jobq', dueMs, jobId]);
-        this.store.meta.put([tenantId, 'job', jobId], { ...job, next_attempt_at: at, updated_at: at });
-        this.store.meta.put([SYSTEM, 'jobq', Date.parse(at), jobId], tenantId);
+        this.store.meta.remove(keys.jobQueue(SYSTEM, dueMs, jobId));
+        this.store.meta.put(keys.job(tenantId, jobId), { ...job, next_attempt_at: at, updated_at: at });
+        this.store.meta.put(keys.jobQueue(SYSTEM, Date.parse(at), jobId), tenantId);
       }
     });
   }

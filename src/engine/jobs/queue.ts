@@ -7,6 +7,7 @@ import { newId, now } from '../ids.js';
 import { logProblem } from '../log.js';
 import { SYSTEM, scanPrefix, type Store } from '../store/db.js';
 import { DiskWaits } from './diskWaits.js';
+import { keys } from '../store/keys.js';
 
 export interface JobState extends Job {
   lease_owner: string | null;
@@ -114,22 +115,22 @@ export class JobQueue {
       created_at: at, started_at: null, completed_at: null, updated_at: at, lease_owner: null, lease_expires_at: null,
     };
     await this.store.meta.transaction(() => {
-      this.store.meta.put([tenantId, 'job', job.job_id], job);
-      this.store.meta.put([SYSTEM, 'jobq', dueMs, job.job_id], tenantId);
+      this.store.meta.put(keys.job(tenantId, job.job_id), job);
+      this.store.meta.put(keys.jobQueue(SYSTEM, dueMs, job.job_id), tenantId);
     });
     this.wake();
     return job;
   }
 
   get(tenantId: string, jobId: string): JobState {
-    const job = this.store.meta.get([tenantId, 'job', jobId]);
+    const job = this.store.meta.get(keys.job(tenantId, jobId));
     if (!job) throw new NotFound(`job '${jobId}' not found`);
     return job;
   }
 
   list(tenantId: string, q: JobListQuery): JobState[] {
     const out: JobState[] = [];
-    for (const { value } of scanPrefix<JobState>(this.store.meta, [tenantId, 'job'], { reverse: true })) {
+    for (const { value } of scanPrefix<JobState>(this.store.meta, keys.job(tenantId), { reverse: true })) {
       if ((q.type && value.type !== q.type) || (q.status && value.status !== q.status)) continue;
       out.push(value);
       if (out.length >= (q.limit ?? 50)) break;
@@ -141,9 +142,9 @@ export class JobQueue {
   async update(job: JobState): Promise<void> {
     job.updated_at = now();
     await this.store.meta.transaction(() => {
-      const current: JobState | undefined = this.store.meta.get([job.tenant_id, 'job', job.job_id]);
+      const current: JobState | undefined = this.store.meta.get(keys.job(job.tenant_id, job.job_id));
       // a cancel asked for meanwhile stays asked for
-      if (current) this.store.meta.put([job.tenant_id, 'job', job.job_id], { ...job, cancel_requested: current.cancel_requested || job.cancel_requested });
+      if (current) this.store.meta.put(keys.job(job.tenant_id, job.job_id), { ...job, cancel_requested: current.cancel_requested || job.cancel_requested });
     });
   }
 
@@ -159,12 +160,12 @@ export class JobQueue {
       }
       job.cancel_requested = true;
       if (job.status === 'pending') {
-        this.store.meta.remove([SYSTEM, 'jobq', Date.parse(job.next_attempt_at!), job.job_id]);
+        this.store.meta.remove(keys.jobQueue(SYSTEM, Date.parse(job.next_attempt_at!), job.job_id));
         Object.assign(job, { status: 'cancelled', completed_at: now() });
         kind?.onCancel?.(job);
       }
       job.updated_at = now();
-      this.store.meta.put([tenantId, 'job', jobId], job);
+      this.store.meta.put(keys.job(tenantId, jobId), job);
       return job;
     });
     if (job.status === 'cancelled') this.events.emit(job.job_id, job);
@@ -227,15 +228,15 @@ export class JobQueue {
   /** Jobs left running by a dead process go back to the queue; jobs waiting for disk space are due at once (space may be back). */
   private async adoptOrphans(): Promise<void> {
     await this.store.meta.transaction(() => {
-      for (const tenant of [SYSTEM, ...[...scanPrefix<{ tenant_id: string }>(this.store.meta, [SYSTEM, 'tenant'])].map((e) => e.value.tenant_id)]) {
-        for (const { value: job } of scanPrefix<JobState>(this.store.meta, [tenant, 'job'])) {
+      for (const tenant of [SYSTEM, ...[...scanPrefix<{ tenant_id: string }>(this.store.meta, keys.tenant(SYSTEM))].map((e) => e.value.tenant_id)]) {
+        for (const { value: job } of scanPrefix<JobState>(this.store.meta, keys.job(tenant))) {
           const orphan = job.status === 'running' && job.lease_owner !== this.owner;
           const waiting = job.status === 'pending' && (job.disk_waits ?? 0) > 0;
           if (!orphan && !waiting) continue;
-          if (waiting) this.store.meta.remove([SYSTEM, 'jobq', Date.parse(job.next_attempt_at!), job.job_id]);
+          if (waiting) this.store.meta.remove(keys.jobQueue(SYSTEM, Date.parse(job.next_attempt_at!), job.job_id));
           Object.assign(job, { status: 'pending', lease_owner: null, lease_expires_at: null, next_attempt_at: now(), updated_at: now() });
-          this.store.meta.put([tenant, 'job', job.job_id], job);
-          this.store.meta.put([SYSTEM, 'jobq', Date.parse(job.next_attempt_at!), job.job_id], tenant);
+          this.store.meta.put(keys.job(tenant, job.job_id), job);
+          this.store.meta.put(keys.jobQueue(SYSTEM, Date.parse(job.next_attempt_at!), job.job_id), tenant);
         }
       }
     });
@@ -252,12 +253,12 @@ export class JobQueue {
   /** Makes a pending job due now (a retry asked for by hand); false when it is not pending. */
   async dueNow(tenantId: string, jobId: string): Promise<boolean> {
     const moved = await this.store.meta.transaction(() => {
-      const job: JobState | undefined = this.store.meta.get([tenantId, 'job', jobId]);
+      const job: JobState | undefined = this.store.meta.get(keys.job(tenantId, jobId));
       if (job?.status !== 'pending') return false;
-      this.store.meta.remove([SYSTEM, 'jobq', Date.parse(job.next_attempt_at!), jobId]);
+      this.store.meta.remove(keys.jobQueue(SYSTEM, Date.parse(job.next_attempt_at!), jobId));
       Object.assign(job, { next_attempt_at: now(), updated_at: now() });
-      this.store.meta.put([tenantId, 'job', jobId], job);
-      this.store.meta.put([SYSTEM, 'jobq', Date.parse(job.next_attempt_at!), jobId], tenantId);
+      this.store.meta.put(keys.job(tenantId, jobId), job);
+      this.store.meta.put(keys.jobQueue(SYSTEM, Date.parse(job.next_attempt_at!), jobId), tenantId);
       return true;
     });
     this.wake();
@@ -274,9 +275,9 @@ export class JobQueue {
   }
 
   private hasDue(): boolean {
-    for (const { key, value: tenantId } of scanPrefix<string>(this.store.meta, [SYSTEM, 'jobq'])) {
+    for (const { key, value: tenantId } of scanPrefix<string>(this.store.meta, keys.jobQueue(SYSTEM))) {
       if ((key[2] as number) > Date.now()) return false;
-      const job: JobState | undefined = this.store.meta.get([tenantId, 'job', String(key[3])]);
+      const job: JobState | undefined = this.store.meta.get(keys.job(tenantId, String(key[3])));
       const kind = job?.status === 'pending' && this.kinds.get(job.type);
       if (kind && (!kind.background || this.background)) return true;
     }
@@ -353,9 +354,9 @@ export class JobQueue {
 
   private leaseIn(pick: ((job: JobState) => boolean) | undefined, took: (serial: string) => void): Promise<JobState | null> {
     return this.store.meta.transaction(() => {
-      for (const { key, value: tenantId } of scanPrefix<string>(this.store.meta, [SYSTEM, 'jobq'])) {
+      for (const { key, value: tenantId } of scanPrefix<string>(this.store.meta, keys.jobQueue(SYSTEM))) {
         if ((key[2] as number) > Date.now()) return null;
-        const job: JobState | undefined = this.store.meta.get([tenantId, 'job', String(key[3])]);
+        const job: JobState | undefined = this.store.meta.get(keys.job(tenantId, String(key[3])));
         if (!job || job.status !== 'pending') {
           this.store.meta.remove(key); // its job is gone (tenant deleted) or already ended
           continue;
@@ -374,7 +375,7 @@ export class JobQueue {
           status: 'running', attempts: job.attempts + 1, started_at: job.started_at ?? at, updated_at: at,
           lease_owner: this.owner, lease_expires_at: new Date(Date.now() + LEASE_MS).toISOString(),
         });
-        this.store.meta.put([tenantId, 'job', job.job_id], job);
+        this.store.meta.put(keys.job(tenantId, job.job_id), job);
         return job;
       }
       return null;
@@ -387,7 +388,7 @@ export class JobQueue {
     // a job whose record is gone went with its tenant: it stops as a cancelled one does
     const ctx: JobContext = {
       cancelled: () => {
-        const current: JobState | undefined = this.store.meta.get([job.tenant_id, 'job', job.job_id]);
+        const current: JobState | undefined = this.store.meta.get(keys.job(job.tenant_id, job.job_id));
         return current ? Boolean(current.cancel_requested) : true;
       },
     };
@@ -434,12 +435,12 @@ export class JobQueue {
       const at = now();
       try {
         return await this.store.meta.transaction(() => {
-          const current: JobState | undefined = this.store.meta.get([job.tenant_id, 'job', job.job_id]);
+          const current: JobState | undefined = this.store.meta.get(keys.job(job.tenant_id, job.job_id));
           if (!current) return { ...job, ...outcome } as JobState; // deleted with its tenant meanwhile
           const next: JobState = { ...current, ...job, ...outcome, cancel_requested: current.cancel_requested, lease_owner: null, lease_expires_at: null, updated_at: at };
-          if (next.status === 'pending') this.store.meta.put([SYSTEM, 'jobq', Date.parse(next.next_attempt_at!), job.job_id], job.tenant_id);
+          if (next.status === 'pending') this.store.meta.put(keys.jobQueue(SYSTEM, Date.parse(next.next_attempt_at!), job.job_id), job.tenant_id);
           else next.completed_at = at;
-          this.store.meta.put([job.tenant_id, 'job', job.job_id], next);
+          this.store.meta.put(keys.job(job.tenant_id, job.job_id), next);
           return next;
         });
       } catch (err) {

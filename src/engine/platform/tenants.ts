@@ -9,6 +9,7 @@ import { newId, now } from '../ids.js';
 import { removePrefix, type Store } from '../store/db.js';
 import type { DerivedIndexes } from '../derived/derivedIndexes.js';
 import { layout } from '../layout.js';
+import { keys } from '../store/keys.js';
 
 const view = (t: TenantState): Tenant => ({ tenant_id: t.tenant_id, name: t.name, created_at: t.created_at });
 
@@ -56,7 +57,7 @@ export class PlatformTenants {
       }],
       error_message: null, created_at: started, started_at: started, completed_at: at, updated_at: at,
     };
-    await this.store.meta.put([caller.tenant_id, 'ddjob', job.job_id], job);
+    await this.store.meta.put(keys.deletionRecord(caller.tenant_id, job.job_id), job);
     return job;
   }
 }

@@ -1,5 +1,6 @@
 import type { RunState } from '../ingest/runs.js';
 import { scanPrefix, type Store } from '../store/db.js';
+import { keys } from '../store/keys.js';
 
 /** One object a reindex parses again, if its source's config has changed since it was parsed. */
 export interface ManifestObject {
@@ -18,7 +19,7 @@ export interface ManifestObject {
 /** The objects of the dataset (or of one of its sources) whose records are in: the last ready run of each, oldest first. */
 export function manifest(store: Store, t: string, d: string, sourceId: number | null): ManifestObject[] {
   const last = new Map<string, RunState>();
-  for (const { value: run } of scanPrefix<RunState>(store.meta, [t, 'run'])) {
+  for (const { value: run } of scanPrefix<RunState>(store.meta, keys.run(t))) {
     if (run.dataset_id !== d || run.status !== 'ready' || (sourceId !== null && run.source_id !== sourceId)) continue;
     const held = last.get(run.key);
     if (!held || held.created_at <= run.created_at) last.set(run.key, run);

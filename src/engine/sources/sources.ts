@@ -4,6 +4,7 @@ import type { IngestTokens } from '../auth/ingestTokens.js';
 import { Conflict, NotFound } from '../errors.js';
 import { now } from '../ids.js';
 import { scanPrefix, type Store } from '../store/db.js';
+import { keys } from '../store/keys.js';
 
 export const HOSTED_BUCKET = 'hosted';
 
@@ -26,7 +27,7 @@ export class Sources {
   constructor(private readonly store: Store, private readonly tokens: IngestTokens) {}
 
   private state(tenantId: string, sourceId: number): SourceState {
-    const source = this.store.meta.get([tenantId, 'source', sourceId]);
+    const source = this.store.meta.get(keys.source(tenantId, sourceId));
     if (!source) throw new NotFound(`source ${sourceId} not found`);
     return source;
   }
@@ -36,13 +37,13 @@ export class Sources {
   }
 
   byKey(tenantId: string, sourceKey: string): Source {
-    const id = this.store.meta.get([tenantId, 'srckey', sourceKey]);
+    const id = this.store.meta.get(keys.sourceKey(tenantId, sourceKey));
     if (id === undefined) throw new NotFound(`source '${sourceKey}' not found`);
     return this.get(tenantId, id);
   }
 
   list(tenantId: string, datasetId?: string): Source[] {
-    return [...scanPrefix<SourceState>(this.store.meta, [tenantId, 'source'])].map((e) => view(e.value)).filter((s) => !datasetId || s.dataset_id === datasetId);
+    return [...scanPrefix<SourceState>(this.store.meta, keys.source(tenantId))].map((e) => view(e.value)).filter((s) => !datasetId || s.dataset_id === datasetId);
   }
 
   ofDataset(tenantId: string, datasetId: string): Source[] {
@@ -58,11 +59,11 @@ export class Sources {
   async put(caller: Caller, sourceId: number, req: SourcePut | HostedSourcePut): Promise<Source> {
     const t = caller.tenant_id;
     const result = await this.store.meta.transaction(() => {
-      if (!this.store.meta.get([t, 'dataset', req.dataset_id])) return new NotFound(`dataset '${req.dataset_id}' not found`);
-      const holder = this.store.meta.get([t, 'srckey', req.source_key]);
+      if (!this.store.meta.get(keys.dataset(t, req.dataset_id))) return new NotFound(`dataset '${req.dataset_id}' not found`);
+      const holder = this.store.meta.get(keys.sourceKey(t, req.source_key));
       if (holder !== undefined && holder !== sourceId) return new Conflict(`source key '${req.source_key}' belongs to source ${holder}`);
-      const previous: SourceState | undefined = this.store.meta.get([t, 'source', sourceId]);
-      if (previous && previous.source_key !== req.source_key) this.store.meta.remove([t, 'srckey', previous.source_key]);
+      const previous: SourceState | undefined = this.store.meta.get(keys.source(t, sourceId));
+      if (previous && previous.source_key !== req.source_key) this.store.meta.remove(keys.sourceKey(t, previous.source_key));
       const at = now();
       const hosted = !('bucket' in req);
       const source: SourceState = {
@@ -86,8 +87,8 @@ export class Sources {
         semantic_config: req.semantic_config ?? {},
         updated_at: at,
       };
-      this.store.meta.put([t, 'source', sourceId], source);
-      this.store.meta.put([t, 'srckey', source.source_key], sourceId);
+      this.store.meta.put(keys.source(t, sourceId), source);
+      this.store.meta.put(keys.sourceKey(t, source.source_key), sourceId);
       return source;
     });
     if (result instanceof Error) throw result;
@@ -96,15 +97,15 @@ export class Sources {
 
   /** The hosted source a dataset gets at creation (source_key = dataset id); call inside a write transaction. */
   putDefault(tenantId: string, datasetId: string, retentionDays: number | null, semanticConfig: SemanticConfig = {}): Source {
-    let sourceId = this.store.meta.get([tenantId, 'counter', 'source']) ?? 0;
+    let sourceId = this.store.meta.get(keys.counter(tenantId, 'source')) ?? 0;
     do sourceId++;
-    while (this.store.meta.get([tenantId, 'source', sourceId]));
+    while (this.store.meta.get(keys.source(tenantId, sourceId)));
     const source: SourceState = {
       ...blankSource(tenantId, sourceId, now()), source_key: datasetId, dataset_id: datasetId, name: datasetId, retention_days: retentionDays, semantic_config: semanticConfig,
     };
-    this.store.meta.put([tenantId, 'counter', 'source'], sourceId);
-    this.store.meta.put([tenantId, 'source', sourceId], source);
-    this.store.meta.put([tenantId, 'srckey', source.source_key], sourceId);
+    this.store.meta.put(keys.counter(tenantId, 'source'), sourceId);
+    this.store.meta.put(keys.source(tenantId, sourceId), source);
+    this.store.meta.put(keys.sourceKey(tenantId, source.source_key), sourceId);
     return source;
   }
 
@@ -115,7 +116,7 @@ export class Sources {
       const source = this.state(t, sourceId);
       this.tokens.remove(source.ingest_token_id);
       const token = this.tokens.mint(t, sourceId);
-      this.store.meta.put([t, 'source', sourceId], {
+      this.store.meta.put(keys.source(t, sourceId), {
         ...source, ingest_token_id: token.tokenId, ingest_token_configured: true, ingest_token_created_at: token.created_at,
         ingest_token_last_used_at: null, ingest_token_revoked_at: null, updated_at: token.created_at,
       });
@@ -133,7 +134,7 @@ export class Sources {
         this.tokens.remove(source.ingest_token_id);
         const at = now();
         const revoked: SourceState = { ...source, ingest_token_id: undefined, ingest_token_configured: false, ingest_token_revoked_at: at, updated_at: at };
-        this.store.meta.put([t, 'source', sourceId], revoked);
+        this.store.meta.put(keys.source(t, sourceId), revoked);
         return revoked;
       }),
     );
@@ -141,11 +142,11 @@ export class Sources {
 
   /** Call inside a write transaction. */
   remove(tenantId: string, sourceId: number): void {
-    const source: SourceState | undefined = this.store.meta.get([tenantId, 'source', sourceId]);
+    const source: SourceState | undefined = this.store.meta.get(keys.source(tenantId, sourceId));
     if (!source) return;
     this.tokens.remove(source.ingest_token_id);
-    this.store.meta.remove([tenantId, 'source', sourceId]);
-    this.store.meta.remove([tenantId, 'srckey', source.source_key]);
+    this.store.meta.remove(keys.source(tenantId, sourceId));
+    this.store.meta.remove(keys.sourceKey(tenantId, source.source_key));
   }
 }
 

@@ -7,6 +7,7 @@ import { observeFields, type FieldVariants } from '../fields/discover.js';
 import type { JobQueue, JobState } from '../jobs/queue.js';
 import { MAX_KEY, removePrefix, type Store } from '../store/db.js';
 import type { SqlIndexes } from './sqlIndexes.js';
+import { keys } from '../store/keys.js';
 
 const SLICE = 5000;
 
@@ -62,8 +63,8 @@ export class SchemaRebuilds {
       await yieldToLoop();
     }
     await this.store.meta.transaction(() => {
-      removePrefix(this.store.meta, [t, 'field', d]);
-      for (const [path, types] of fields) for (const [type, seen] of types) this.store.meta.put([t, 'field', d, path, type], { count: seen.count, sample: seen.sample });
+      removePrefix(this.store.meta, keys.field(t, d));
+      for (const [path, types] of fields) for (const [type, seen] of types) this.store.meta.put(keys.field(t, d, path, type), { count: seen.count, sample: seen.sample });
     });
     return fields.size;
   }

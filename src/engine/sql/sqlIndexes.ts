@@ -9,7 +9,7 @@ import type { RunState } from '../ingest/runs.js';
 import { layout } from '../layout.js';
 import { logProblem } from '../log.js';
 import type { StoredRecord } from '../records.js';
-import { MAX_KEY, removePrefix, type Store } from '../store/db.js';
+import { MAX_KEY, prefixRange, removePrefix, type Store } from '../store/db.js';
 import { keys } from '../store/keys.js';
 import type { SqlLimits } from './limits.js';
 import { deleteSeqs, Loader } from './loader.js';
@@ -99,7 +99,7 @@ export class SqlIndexes implements DerivedIndex {
     const started = performance.now();
     const tombs = this.tombs(t, d);
     const loaded = await db.write(async (conn) => {
-      const ds: DatasetState | undefined = this.store.meta.get([t, 'dataset', d]);
+      const ds: DatasetState | undefined = this.store.meta.get(keys.dataset(t, d));
       if (!ds || ds.deleting) return 0;
       let state = db.tables.get(d);
       if (state && state.seq >= ds.seq && tombs.length === 0) return 0;
@@ -161,7 +161,7 @@ export class SqlIndexes implements DerivedIndex {
   }
 
   private async afterCommit(db: TenantDb, t: string, d: string, appliedTombs: number[]): Promise<void> {
-    const exists = this.store.meta.get([t, 'dataset', d]) !== undefined;
+    const exists = this.store.meta.get(keys.dataset(t, d)) !== undefined;
     await mirrorTableState(this.store, t, d, (exists && db.tables.get(d)) || null);
     if (appliedTombs.length > 0) {
       await this.store.meta.transaction(() => {
@@ -179,7 +179,7 @@ export class SqlIndexes implements DerivedIndex {
     const pending = this.dbs.get(t);
     const db = pending && (await pending.catch(() => null));
     if (!db) return;
-    const ds: DatasetState | undefined = this.store.meta.get([t, 'dataset', d]);
+    const ds: DatasetState | undefined = this.store.meta.get(keys.dataset(t, d));
     if (!ds || ds.deleting) return; // the whole table goes when the deletion ends
     await db.write(async (conn) => {
       const building = db.pending.get(d);
@@ -209,7 +209,7 @@ export class SqlIndexes implements DerivedIndex {
     });
     await mirrorTableState(this.store, t, d, null);
     await this.store.meta.transaction(() => {
-      removePrefix(this.store.meta, [t, 'sqltomb', d]);
+      removePrefix(this.store.meta, keys.sqlTomb(t, d));
       this.store.meta.remove(keys.sqlGeneration(t, d));
     });
   }
@@ -350,7 +350,7 @@ export class SqlIndexes implements DerivedIndex {
   /** How many value types each field path of the dataset has had: a column's name depends on it. */
   private variantCounts(t: string, d: string): (path: string) => number {
     const counts = new Map<string, number>();
-    for (const key of this.store.meta.getKeys({ start: [t, 'field', d], end: [t, 'field', d, MAX_KEY] })) {
+    for (const key of this.store.meta.getKeys(prefixRange(keys.field(t, d)))) {
       const path = String((key as (string | number)[])[3]);
       counts.set(path, (counts.get(path) ?? 0) + 1);
     }
@@ -358,7 +358,7 @@ export class SqlIndexes implements DerivedIndex {
   }
 
   private tombs(t: string, d: string): number[] {
-    return [...this.store.meta.getKeys({ start: [t, 'sqltomb', d], end: [t, 'sqltomb', d, MAX_KEY] })].map((k) => (k as (string | number)[])[3] as number);
+    return [...this.store.meta.getKeys(prefixRange(keys.sqlTomb(t, d)))].map((k) => (k as (string | number)[])[3] as number);
   }
 
   /** The dataset's records with `from ≤ seq ≤ to`, a slice at a time. */

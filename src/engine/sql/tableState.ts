@@ -1,6 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Store } from '../store/db.js';
 import { INTERNAL_SCHEMA, type ColumnDef } from './schema.js';
+import { keys } from '../store/keys.js';
 
 /**
  * What the SQL index holds of one dataset: the generation callers read, the last record sequence
@@ -34,7 +35,7 @@ export async function deleteTableState(conn: DuckDBConnection, datasetId: string
  * opening DuckDB: the `fast` flags of `GET /v1/admin/fields`. DuckDB holds the truth; the copy is
  * written after each commit and can only lag it.
  */
-export const mirrorKey = (tenantId: string, datasetId: string) => [tenantId, 'sqlcols', datasetId];
+export const mirrorKey = (tenantId: string, datasetId: string) => keys.sqlColumns(tenantId, datasetId);
 
 export function mirrorTableState(store: Store, tenantId: string, datasetId: string, state: TableState | null): Promise<boolean> {
   return state ? store.meta.put(mirrorKey(tenantId, datasetId), { generation: state.generation, seq: state.seq, columns: state.columns }) : store.meta.remove(mirrorKey(tenantId, datasetId));

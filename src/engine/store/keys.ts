@@ -1,23 +1,55 @@
+import type { Key } from './db.js';
+
+/** A kind of key: `[scope, name, ...rest]`; leaving out trailing parts gives the prefix every such key shares. */
+const kind =
+  <A extends (string | number | undefined)[]>(name: string) =>
+  (scope: string, ...rest: A): Key => [scope, name, ...(rest as Key)];
+
 /**
- * The keys of the `meta` table, one function each: every key begins with its tenant, then a
- * kind that says what it holds.
+ * Every key of the `meta` table, one kind each, in one place. A tenant's keys begin with its id;
+ * the process-wide ones with SYSTEM. Records and ids live in tables of their own (`[t, d, seq]`,
+ * `[t, d, id]`).
  */
 export const keys = {
-  dataset: (t: string, d: string) => [t, 'dataset', d],
-  run: (t: string, runId: string) => [t, 'run', runId],
-  job: (t: string, jobId: string) => [t, 'job', jobId],
-  source: (t: string, sourceId: number) => [t, 'source', sourceId],
-  /** a discovered field's count and sample, per value type */
-  field: (t: string, d: string, path: string, type: string) => [t, 'field', d, path, type],
-  /** a deleted record the text index may still hold */
-  textTomb: (t: string, d: string, seq: number) => [t, 'tomb', d, seq],
-  /** a deleted record the SQL table may still hold */
-  sqlTomb: (t: string, d: string, seq: number) => [t, 'sqltomb', d, seq],
-  /** the generation of each derived index that serves the dataset: written together, in the transaction that promotes */
-  textGeneration: (t: string, d: string) => [t, 'tgen', d],
-  sqlGeneration: (t: string, d: string) => [t, 'sqlgen', d],
-  vectorGeneration: (t: string, d: string) => [t, 'vgen', d],
-};
+  // process-wide (SYSTEM)
+  tenant: kind<[tenantId?: string]>('tenant'),
+  user: kind<[userId?: string]>('user'),
+  email: kind<[email?: string]>('email'),
+  membership: kind<[userId?: string, tenantId?: string]>('membership'),
+  apiKey: kind<[keyIdOrHash?: string]>('key'),
+  ingestToken: kind<[tokenId?: string]>('itoken'),
+  /** the job queue: due time, job id → tenant */
+  jobQueue: kind<[dueMs?: number, jobId?: string]>('jobq'),
 
-/** The prefix every key of one kind (and dataset) shares, for scans and removals. */
-export const kindOf = (t: string, kind: 'run' | 'job' | 'field' | 'tomb' | 'sqltomb' | 'vpend', d?: string) => (d === undefined ? [t, kind] : [t, kind, d]);
+  // per tenant
+  member: kind<[userId?: string]>('member'),
+  counter: kind<[name: string]>('counter'),
+  dataset: kind<[datasetId?: string]>('dataset'),
+  source: kind<[sourceId?: number]>('source'),
+  sourceKey: kind<[sourceKey?: string]>('srckey'),
+  run: kind<[runId?: string]>('run'),
+  job: kind<[jobId?: string]>('job'),
+  /** a tenant deletion's record, kept in the platform tenant */
+  deletionRecord: kind<[jobId: string]>('ddjob'),
+  upload: kind<[sessionId?: string]>('upload'),
+  export: kind<[exportId?: string]>('export'),
+  view: kind<[viewId?: string]>('view'),
+  viewRecord: kind<[viewId: string, pos?: number]>('viewrec'),
+  viewRef: kind<[datasetId: string, recordId?: string, viewId?: string, pos?: number]>('viewref'),
+  /** a discovered field's count and sample, per value type */
+  field: kind<[datasetId: string, path?: string, type?: string]>('field'),
+  /** a deleted record the text index may still hold */
+  textTomb: kind<[datasetId: string, seq?: number]>('tomb'),
+  /** a deleted record the SQL table may still hold */
+  sqlTomb: kind<[datasetId: string, seq?: number]>('sqltomb'),
+  /** LMDB's copy of the SQL table's columns */
+  sqlColumns: kind<[datasetId: string]>('sqlcols'),
+  /** a run whose records wait for their vectors */
+  vectorPending: kind<[datasetId: string, runId?: string]>('vpend'),
+  /** the embedding job of a dataset */
+  vectorJob: kind<[datasetId: string]>('vjob'),
+  /** the generation of each derived index that serves a dataset: written together, in the transaction that promotes */
+  textGeneration: kind<[datasetId: string]>('tgen'),
+  sqlGeneration: kind<[datasetId: string]>('sqlgen'),
+  vectorGeneration: kind<[datasetId: string]>('vgen'),
+};

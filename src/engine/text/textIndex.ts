@@ -5,11 +5,12 @@ import { dirname } from 'node:path';
 import type { SearchConfig } from '../../api/sources.js';
 import type { StoredRecord } from '../records.js';
 import { fieldValue } from '../search/fieldValue.js';
-import { MAX_KEY, type Store } from '../store/db.js';
+import { MAX_KEY, prefixRange, type Store } from '../store/db.js';
 import { normalizeTerm, tokenize } from './analyzer.js';
 import { scoreClauses } from './bm25.js';
 import type { SearchOptions, TextRecord, TextResult } from './protocol.js';
 import { readSnapshot, writeSnapshot } from './snapshot.js';
+import { keys } from '../store/keys.js';
 
 /** What a snapshot says of itself: the configuration it was built with and the last seq it holds. */
 interface SnapshotMeta { config: string; seq: number }
@@ -182,7 +183,7 @@ export class TextIndex {
   }
 
   private tombstones(): number[] {
-    const range = { start: [this.tenantId, 'tomb', this.datasetId], end: [this.tenantId, 'tomb', this.datasetId, MAX_KEY] };
+    const range = prefixRange(keys.textTomb(this.tenantId, this.datasetId));
     return [...this.store.meta.getKeys(range)].map((key) => key[3] as number);
   }
 }

@@ -96,7 +96,7 @@ export class TextIndexes implements DerivedIndex {
     const g = this.generation(t, d);
     await this.call({ op: 'discard', staged: { t, d, generation: g } });
     await this.store.meta.transaction(() => {
-      removePrefix(this.store.meta, [t, 'tomb', d]);
+      removePrefix(this.store.meta, keys.textTomb(t, d));
       this.store.meta.remove(keys.textGeneration(t, d));
     });
   }
@@ -154,7 +154,7 @@ export class TextIndexes implements DerivedIndex {
   private async removeTombstones(t: string, d: string, seqs: number[]): Promise<void> {
     if (seqs.length === 0) return;
     await this.store.meta.transaction(() => {
-      for (const seq of seqs) this.store.meta.remove([t, 'tomb', d, seq]);
+      for (const seq of seqs) this.store.meta.remove(keys.textTomb(t, d, seq));
     });
   }
 

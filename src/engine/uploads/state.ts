@@ -1,6 +1,7 @@
 import type { IngestOptions } from '../../api/ingest.js';
 import type { CompletedUpload, UploadSession } from '../../api/uploads.js';
 import { SYSTEM, scanPrefix, type Key, type Store } from '../store/db.js';
+import { keys } from '../store/keys.js';
 
 export type SessionStatus = 'open' | 'completing' | 'completed' | 'aborted';
 
@@ -29,7 +30,7 @@ export interface PartState { etag: string; size: number; file: string }
 /** Parts live beside the tenant's buckets, under blobs/<tenant>/.uploads/<session>/, a name no bucket takes. */
 export const UPLOADS_BUCKET = '.uploads';
 
-export const sessionKey = (tenantId: string, sessionId: string): Key => [tenantId, 'upload', sessionId];
+export const sessionKey = (tenantId: string, sessionId: string): Key => keys.upload(tenantId, sessionId);
 export const partKey = (tenantId: string, sessionId: string, part: number): Key => [tenantId, 'upload_part', sessionId, part];
 export const partsPrefix = (tenantId: string, sessionId: string): Key => [tenantId, 'upload_part', sessionId];
 
@@ -51,5 +52,5 @@ export function partsOf(store: Store, tenantId: string, sessionId: string): Map<
 
 /** Every tenant with a data dir entry: the sweep visits each. */
 export function tenantIds(store: Store): string[] {
-  return [...new Set([...scanPrefix<{ tenant_id: string }>(store.meta, [SYSTEM, 'tenant'])].map((e) => e.value.tenant_id))];
+  return [...new Set([...scanPrefix<{ tenant_id: string }>(store.meta, keys.tenant(SYSTEM))].map((e) => e.value.tenant_id))];
 }

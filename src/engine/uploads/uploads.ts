@@ -17,6 +17,7 @@ import { uploadLimits } from './limits.js';
 import { concatenated, partTooLarge, writePart } from './parts.js';
 import { partQuery, verifyPart } from './signing.js';
 import { isExpired, partKey, partsOf, partsPrefix, publicSession, sessionKey, tenantIds, UPLOADS_BUCKET, type PartState, type SessionState } from './state.js';
+import { keys } from '../store/keys.js';
 
 const SWEEP_JOB = 'upload_sweep';
 
@@ -149,7 +150,7 @@ export class Uploads {
     let removed = 0;
     let remaining = 0;
     for (const t of tenantIds(this.store)) {
-      for (const { value: s } of scanPrefix<SessionState>(this.store.meta, [t, 'upload'])) {
+      for (const { value: s } of scanPrefix<SessionState>(this.store.meta, keys.upload(t))) {
         if (!isExpired(s, nowMs) || this.completing.has(`${t}/${s.upload_session_id}`)) {
           remaining++;
           continue;

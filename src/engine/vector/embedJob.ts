@@ -12,6 +12,7 @@ import { extractStamps } from './stamps.js';
 import type { VectorIndex } from './vectorIndex.js';
 import type { Space, VectorIndexes } from './vectorIndexes.js';
 import { addVocabulary } from './vocabulary.js';
+import { keys } from '../store/keys.js';
 
 /** Records per embedding call: large enough for a provider's batching, small enough to report progress. */
 const BATCH = 256;
@@ -76,14 +77,14 @@ export class EmbedWorker {
     run.ready_for.semantic_search = false;
     run.semantic_ready_at = null;
     run.lifecycle = { ...run.lifecycle, state: 'semantic_pending' };
-    await this.store.meta.put([t, 'vpend', d, run.ingest_run_id], pending);
+    await this.store.meta.put(keys.vectorPending(t, d, run.ingest_run_id), pending);
     save();
     await this.kick(t, d);
   }
 
   /** Makes sure an embedding job for the dataset is waiting (one is enough). */
   async kick(tenantId: string, datasetId: string, dueMs = Date.now(), failures = 0, again = false): Promise<void> {
-    const mark: JobMark | undefined = this.store.meta.get([tenantId, 'vjob', datasetId]);
+    const mark: JobMark | undefined = this.store.meta.get(keys.vectorJob(tenantId, datasetId));
     if (mark && failures === 0 && !again) {
       try {
         if (this.jobs.get(tenantId, mark.job_id).status === 'pending') return;
@@ -92,29 +93,29 @@ export class EmbedWorker {
       }
     }
     const job = await this.jobs.enqueue(tenantId, EMBED_JOB, { dataset_id: datasetId }, dueMs);
-    await this.store.meta.put([tenantId, 'vjob', datasetId], { job_id: job.job_id, failures } satisfies JobMark);
+    await this.store.meta.put(keys.vectorJob(tenantId, datasetId), { job_id: job.job_id, failures } satisfies JobMark);
   }
 
   /** Queues the embedding of whatever records of the dataset the index lacks (after a lost snapshot). */
   async repair(tenantId: string, datasetId: string): Promise<void> {
     const upto = this.datasets.state(tenantId, datasetId).seq;
     const pending: Pending = { run_id: '', key: '', upto, estimate: 0, embedded: 0, failed: [], rejected: 0 };
-    await this.store.meta.put([tenantId, 'vpend', datasetId, ''], pending);
+    await this.store.meta.put(keys.vectorPending(tenantId, datasetId, ''), pending);
     await this.kick(tenantId, datasetId);
   }
 
   private pendings(t: string, d: string): Pending[] {
-    return [...scanPrefix<Pending>(this.store.meta, [t, 'vpend', d])].map((e) => e.value);
+    return [...scanPrefix<Pending>(this.store.meta, keys.vectorPending(t, d))].map((e) => e.value);
   }
 
   private async run(job: JobState): Promise<Record<string, unknown>> {
     const t = job.tenant_id;
     const d = String(job.payload.dataset_id);
     const pendings = this.pendings(t, d);
-    if (!this.store.meta.get([t, 'dataset', d])) {
+    if (!this.store.meta.get(keys.dataset(t, d))) {
       await this.store.meta.transaction(() => {
-        for (const p of pendings) this.store.meta.remove([t, 'vpend', d, p.run_id]);
-        this.store.meta.remove([t, 'vjob', d]);
+        for (const p of pendings) this.store.meta.remove(keys.vectorPending(t, d, p.run_id));
+        this.store.meta.remove(keys.vectorJob(t, d));
       });
       return { embedded: 0 };
     }
@@ -148,7 +149,7 @@ export class EmbedWorker {
       index.snapshot();
     }
     if (failure) {
-      const mark: JobMark | undefined = this.store.meta.get([t, 'vjob', d]);
+      const mark: JobMark | undefined = this.store.meta.get(keys.vectorJob(t, d));
       const failures = (mark?.failures ?? 0) + 1;
       const delay = Math.min(60_000, this.retryBaseMs * 2 ** (failures - 1));
       await this.progress(t, d, pendings, `embedding failed: ${failure.message}; retrying in ${Math.round(delay / 100) / 10} s`);
@@ -233,7 +234,7 @@ export class EmbedWorker {
   private async progress(t: string, d: string, pendings: Pending[], reason?: string): Promise<void> {
     await this.store.meta.transaction(() => {
       for (const p of pendings) {
-        this.store.meta.put([t, 'vpend', d, p.run_id], p);
+        this.store.meta.put(keys.vectorPending(t, d, p.run_id), p);
         this.updateRun(t, p, (run) => {
           if (reason) run.lifecycle = { state: 'semantic_pending', repairable: true, reasons: [reason] };
         });
@@ -245,7 +246,7 @@ export class EmbedWorker {
   private async finish(t: string, d: string, pendings: Pending[], index: VectorIndex | null): Promise<void> {
     let early = false;
     await this.store.meta.transaction(() => {
-      this.store.meta.put([t, 'vjob', d], { ...(this.store.meta.get([t, 'vjob', d]) ?? {}), failures: 0 });
+      this.store.meta.put(keys.vectorJob(t, d), { ...(this.store.meta.get(keys.vectorJob(t, d)) ?? {}), failures: 0 });
       for (const p of pendings) {
         if (index && p.upto > index.seq) continue;
         p.estimate = p.embedded + p.rejected + p.failed.length;
@@ -256,7 +257,7 @@ export class EmbedWorker {
           run.ready_for.semantic_search = index !== null;
           run.lifecycle = { state: 'ready', repairable: false, reasons };
         });
-        if (done || !p.run_id) this.store.meta.remove([t, 'vpend', d, p.run_id]);
+        if (done || !p.run_id) this.store.meta.remove(keys.vectorPending(t, d, p.run_id));
         else early = true;
       }
     });
@@ -267,14 +268,14 @@ export class EmbedWorker {
   /** Applies `change` and the counters to a stored run that has left its ingest job; false when it has not yet. */
   private updateRun(t: string, p: Pending, change: (run: RunState) => void): boolean {
     if (!p.run_id) return true;
-    const run: RunState | undefined = this.store.meta.get([t, 'run', p.run_id]);
+    const run: RunState | undefined = this.store.meta.get(keys.run(t, p.run_id));
     if (!run) return true;
     if (run.status !== 'ready') return false;
     const failed = p.failed.length + p.rejected;
     Object.assign(run.documents, { semantic_embedded: p.embedded, semantic_failed: failed, semantic_total: Math.max(p.estimate, p.embedded + failed) });
     change(run);
     run.updated_at = now();
-    this.store.meta.put([t, 'run', p.run_id], run);
+    this.store.meta.put(keys.run(t, p.run_id), run);
     return true;
   }
 }

@@ -69,8 +69,8 @@ export class Semantic implements DerivedIndex {
     this.removeGenerations(t, d, null);
     await this.store.meta.transaction(() => {
       this.store.meta.remove(keys.vectorGeneration(t, d));
-      this.store.meta.remove([t, 'vjob', d]);
-      removePrefix(this.store.meta, [t, 'vpend', d]);
+      this.store.meta.remove(keys.vectorJob(t, d));
+      removePrefix(this.store.meta, keys.vectorPending(t, d));
     });
   }
 

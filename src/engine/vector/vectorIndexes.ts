@@ -101,7 +101,7 @@ export class VectorIndexes {
 
   /** Whether some run still waits for the dataset's records to be embedded. */
   private pending(tenantId: string, datasetId: string): boolean {
-    for (const _ of scanPrefix(this.store.meta, [tenantId, 'vpend', datasetId], { limit: 1 })) return true;
+    for (const _ of scanPrefix(this.store.meta, keys.vectorPending(tenantId, datasetId), { limit: 1 })) return true;
     return false;
   }
 
@@ -110,7 +110,7 @@ export class VectorIndexes {
     for (const [key, { incarnation, index }] of this.open) {
       const [t, d] = key.split('/');
       try {
-        if (this.store.meta.get([t, 'dataset', d])?.created_at === incarnation) index.snapshot();
+        if (this.store.meta.get(keys.dataset(t, d))?.created_at === incarnation) index.snapshot();
       } catch (err) {
         // the vectors past the last snapshot are embedded again from the records when it next opens
         logProblem('vector_snapshot_failed', err, { tenant_id: t, dataset_id: d });

@@ -1,5 +1,6 @@
 import { prefixRange, type Key, type Store } from '../store/db.js';
 import { recordKey, stateKey, type ViewState } from './stored.js';
+import { keys } from '../store/keys.js';
 
 /**
  * Deletions win: a record a deletion took out of the store (deletion job, retention, dataset
@@ -8,11 +9,11 @@ import { recordKey, stateKey, type ViewState } from './stored.js';
  */
 export function dropDeletedFromViews(store: Store) {
   return async (t: string, datasetId: string, _seqs: number[], ids: string[]): Promise<void> => {
-    if (store.meta.getKeysCount({ ...prefixRange([t, 'viewref', datasetId]), limit: 1 }) === 0) return;
+    if (store.meta.getKeysCount({ ...prefixRange(keys.viewRef(t, datasetId)), limit: 1 }) === 0) return;
     await store.meta.transaction(() => {
       const lost = new Map<string, number>();
       for (const id of new Set(ids)) {
-        for (const key of [...store.meta.getKeys(prefixRange([t, 'viewref', datasetId, id]))] as Key[]) {
+        for (const key of [...store.meta.getKeys(prefixRange(keys.viewRef(t, datasetId, id)))] as Key[]) {
           const [viewId, pos] = key.slice(4) as [string, number];
           store.meta.remove(recordKey(t, viewId, pos));
           store.meta.remove(key);

@@ -1,6 +1,7 @@
 import type { View } from '../../api/views.js';
 import type { Found } from '../search/search.js';
 import { prefixRange, type Key, type Store } from '../store/db.js';
+import { keys } from '../store/keys.js';
 
 /**
  * What the store keeps of a view, all under its tenant:
@@ -15,9 +16,9 @@ export interface ViewState extends View {
   status: 'building' | 'ready' | 'removing';
 }
 
-export const stateKey = (t: string, viewId: string): Key => [t, 'view', viewId];
-export const recordKey = (t: string, viewId: string, pos: number): Key => [t, 'viewrec', viewId, pos];
-export const refKey = (t: string, datasetId: string, recordId: string, viewId: string, pos: number): Key => [t, 'viewref', datasetId, recordId, viewId, pos];
+export const stateKey = (t: string, viewId: string): Key => keys.view(t, viewId);
+export const recordKey = (t: string, viewId: string, pos: number): Key => keys.viewRecord(t, viewId, pos);
+export const refKey = (t: string, datasetId: string, recordId: string, viewId: string, pos: number): Key => keys.viewRef(t, datasetId, recordId, viewId, pos);
 
 /** records removed per transaction when a view goes */
 const BATCH = 2000;
@@ -36,7 +37,7 @@ export async function removeView(store: Store, t: string, viewId: string): Promi
   });
   for (let more = true; more; ) {
     more = await store.meta.transaction(() => {
-      const batch = [...store.meta.getRange({ ...prefixRange([t, 'viewrec', viewId]), limit: BATCH })];
+      const batch = [...store.meta.getRange({ ...prefixRange(keys.viewRecord(t, viewId)), limit: BATCH })];
       for (const { key, value } of batch as { key: Key; value: Found }[]) {
         store.meta.remove(refKey(t, value.dataset_id, value.record.id, viewId, key[3] as number));
         store.meta.remove(key);

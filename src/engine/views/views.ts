@@ -13,6 +13,7 @@ import { listCursor, recordsCursor } from './cursors.js';
 import { dropDeletedFromViews } from './deletions.js';
 import { materialize } from './materialize.js';
 import { recordKey, removeView, stateKey, toView, type ViewState } from './stored.js';
+import { keys } from '../store/keys.js';
 
 const LIST_LIMIT = 50;
 const RECORDS_LIMIT = 20;
@@ -88,7 +89,7 @@ export class Views {
   /** Newest first; the cursor is the last view of the page before. */
   list(caller: Caller, q: ViewListQuery): ViewList {
     const at = Date.now();
-    const page = newestFirst<ViewState>(this.store.meta, [caller.tenant_id, 'view'], q.cursor && listCursor(q.cursor), q.limit ?? LIST_LIMIT, (v) => answers(v, at));
+    const page = newestFirst<ViewState>(this.store.meta, keys.view(caller.tenant_id), q.cursor && listCursor(q.cursor), q.limit ?? LIST_LIMIT, (v) => answers(v, at));
     return { views: page.values.map((v) => this.view(v)), next_cursor: page.next };
   }
 
@@ -112,7 +113,7 @@ export class Views {
     const from = q.cursor ? recordsCursor.position(q.cursor, id) : 0;
     const records: Found['record'][] = [];
     let bytes = 0;
-    for (const { key, value } of this.store.meta.getRange(prefixRange([t, 'viewrec', id], recordKey(t, id, from)))) {
+    for (const { key, value } of this.store.meta.getRange(prefixRange(keys.viewRecord(t, id), recordKey(t, id, from)))) {
       const size = JSON.stringify(value.record).length;
       if (records.length === limit || (records.length > 0 && bytes + size > LIMITS.pageBytes)) {
         return { total: this.view(state).total, records, next_cursor: recordsCursor.materialized(id, key[3] as number) };
@@ -143,7 +144,7 @@ export class Views {
       const batch: Found[] = [];
       let bytes = 0;
       let next = -1;
-      for (const { key, value } of this.store.meta.getRange({ ...prefixRange([t, 'viewrec', viewId], recordKey(t, viewId, from)), limit: BATCH })) {
+      for (const { key, value } of this.store.meta.getRange({ ...prefixRange(keys.viewRecord(t, viewId), recordKey(t, viewId, from)), limit: BATCH })) {
         if (batch.length > 0 && bytes >= LIMITS.pageBytes) break;
         batch.push(value as Found);
         bytes += JSON.stringify((value as Found).record).length;
@@ -158,7 +159,7 @@ export class Views {
   /** Removes expired views, and what a stopped process left half made or half removed. */
   async sweep(nowMs = Date.now()): Promise<void> {
     for (const t of this.tenantIds()) {
-      for (const { value } of [...scanPrefix<ViewState>(this.store.meta, [t, 'view'])]) {
+      for (const { value } of [...scanPrefix<ViewState>(this.store.meta, keys.view(t))]) {
         const left = value.status === 'removing' || (value.status === 'building' && !this.building.has(`${t}/${value.view_id}`));
         if (left || expired(value, nowMs)) await removeView(this.store, t, value.view_id);
       }
