@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { mintLocalSession } from '../engine/auth/localSession.js';
 import { Invalid, NotFound, Unauthenticated } from '../engine/errors.js';
 import { Engine } from '../engine/index.js';
-import { defaultDataDir } from '../engine/paths.js';
+import { defaultDataDir } from './paths.js';
 import { liveServer } from '../engine/serverInfo.js';
 import { loadToken } from './credentials.js';
 import { localService } from './localService.js';
