@@ -5,7 +5,7 @@ import { onRecordsDeleted } from '../deletion/records.js';
 import type { Ingest } from '../ingest/ingest.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Store } from '../store/db.js';
-import { sqlLimits, type SqlLimits } from './limits.js';
+import type { SqlLimits } from './limits.js';
 import { SqlQueries } from './queries.js';
 import { SchemaRebuilds } from './rebuild.js';
 import { fieldKey } from './schema.js';
@@ -21,7 +21,7 @@ export class Sql {
   private readonly queries: SqlQueries;
   private readonly rebuilds: SchemaRebuilds;
 
-  constructor(private readonly store: Store, dataDir: string, datasets: Datasets, jobs: JobQueue, ingest: Ingest, tenantExists: (tenantId: string) => boolean, limits: SqlLimits = sqlLimits()) {
+  constructor(private readonly store: Store, dataDir: string, datasets: Datasets, jobs: JobQueue, ingest: Ingest, tenantExists: (tenantId: string) => boolean, limits: SqlLimits) {
     this.indexes = new SqlIndexes(store, dataDir, datasets, limits);
     this.indexes.removeOrphans(tenantExists);
     this.queries = new SqlQueries(store, this.indexes);
