@@ -2,6 +2,7 @@ import { statfsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
+import { configFromEnv } from '../src/engine/config.js';
 import { asDiskFull, diskWrite, isDiskError } from '../src/engine/diskErrors.js';
 import { FreeSpace, parseBytes } from '../src/engine/diskSpace.js';
 import { DiskFull } from '../src/engine/errors.js';
@@ -47,18 +48,13 @@ describe('telling a full disk', () => {
     expect(floor({ minFreeBytes: 12345 })).toBe(12345);
     expect(floor({ minFreePercent: 10 })).toBe(Math.floor(total / 10));
     expect(floor({ minFreeBytes: 1, minFreePercent: 10 })).toBe(1);
-    const saved = { ...process.env };
-    try {
-      delete process.env.SVC_MIN_FREE_BYTES;
-      delete process.env.SVC_MIN_FREE_PERCENT;
-      expect(floor({})).toBe(Math.min(2 ** 30, Math.floor(total * 0.05)));
-      process.env.SVC_MIN_FREE_BYTES = '2g';
-      expect(floor({})).toBe(2 * 2 ** 30);
-      process.env.SVC_MIN_FREE_BYTES = '0';
-      expect(new FreeSpace(dir.path).ok()).toBe(true);
-    } finally {
-      process.env = saved;
-    }
+    const fromEnv = (env: Record<string, string>) => configFromEnv(env).disk;
+    expect(floor(fromEnv({}))).toBe(Math.min(2 ** 30, Math.floor(total * 0.05)));
+    expect(floor(fromEnv({ SVC_MIN_FREE_BYTES: '', SVC_MIN_FREE_PERCENT: ' ' }))).toBe(Math.min(2 ** 30, Math.floor(total * 0.05)));
+    expect(floor(fromEnv({ SVC_MIN_FREE_BYTES: '2g' }))).toBe(2 * 2 ** 30);
+    expect(floor(fromEnv({ SVC_MIN_FREE_PERCENT: '10' }))).toBe(Math.floor(total / 10));
+    expect(floor(fromEnv({ SVC_MIN_FREE_BYTES: 'lots', SVC_MIN_FREE_PERCENT: '-1' }))).toBe(Math.min(2 ** 30, Math.floor(total * 0.05)));
+    expect(new FreeSpace(dir.path, fromEnv({ SVC_MIN_FREE_BYTES: '0' })).ok()).toBe(true);
     expect(() => new FreeSpace(dir.path, { minFreeBytes: 2 ** 60 }).check('ingest')).toThrow(DiskFull);
   });
 

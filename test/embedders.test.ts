@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { configFromEnv } from '../src/engine/config.js';
 import type { StoredRecord } from '../src/engine/records.js';
 import { documentTexts, MAX_CHUNKS, split } from '../src/engine/vector/chunks.js';
 import { BuiltinEmbedder } from '../src/engine/vector/embedders/builtin.js';
 import { EmbedderRejected, EmbedderUnavailable } from '../src/engine/vector/embedders/embedder.js';
-import { Embedders, settingsFromEnv } from '../src/engine/vector/embedders/embedders.js';
+import { Embedders } from '../src/engine/vector/embedders/embedders.js';
 import { embeddingsUrl, OpenAIEmbedder } from '../src/engine/vector/embedders/openai.js';
 import { wordVectors, type WordVectors } from '../src/engine/vector/embedders/wordVectors.js';
 import { fakeEmbeddings, fakeVector } from './helpers/fakeEmbeddings.js';
@@ -131,6 +132,7 @@ describe('openai-compatible embedder', () => {
 
 describe('embedder settings', () => {
   it('takes the server default from the environment and lets a source override provider, model and URL', () => {
+    const settingsFromEnv = (env: Record<string, string>) => configFromEnv(env).semantic.embedder;
     const defaults = settingsFromEnv({ SVC_EMBEDDER: 'openai', SVC_EMBEDDER_URL: 'http://x', SVC_EMBEDDER_MODEL: 'm', SVC_EMBEDDER_API_KEY: 'k' });
     expect(defaults).toEqual({ provider: 'openai', url: 'http://x', model: 'm', api_key: 'k' });
     expect(settingsFromEnv({}).provider).toBe('builtin');

@@ -174,7 +174,8 @@ describe('NDJSON', () => {
   });
 
   it('a ranked export over the ranking cap fails naming it; an unranked one has no cap', async () => {
-    process.env.SVC_VIEW_MAX_RECORDS = '100';
+    const cap = t.engine.config.search.maxAnswerRecords;
+    t.engine.config.search.maxAnswerRecords = 100; // as SVC_VIEW_MAX_RECORDS=100 would
     try {
       const created = expectStatus(await http.post('/v1/export', { search_request: { text: 'PacketResponder', datasets: ['hdfs'] } }), 202);
       const failed = await until('the ranked export failed', async () => {
@@ -185,7 +186,7 @@ describe('NDJSON', () => {
       expect(expectStatus(await http.get(`/v1/admin/jobs/${created.job_id}`), 200).attempts).toBe(1); // no retry can help
       expect((await exportDone({ search_request: { datasets: ['hdfs'] } })).row_count).toBe(2000);
     } finally {
-      delete process.env.SVC_VIEW_MAX_RECORDS;
+      t.engine.config.search.maxAnswerRecords = cap;
     }
   });
 
@@ -294,8 +295,8 @@ describe('the Parquet writer', () => {
   });
 
   it('checks the free-space floor as its NDJSON copy grows: below it the export waits for space, then completes', async () => {
-    const before = process.env.SVC_MIN_FREE_BYTES;
-    process.env.SVC_MIN_FREE_BYTES = String(2 ** 60);
+    const before = t.engine.config.disk.minFreeBytes;
+    t.engine.config.disk.minFreeBytes = 2 ** 60; // as SVC_MIN_FREE_BYTES would
     t.engine.jobs.space.measure(true);
     let created: Json;
     try {
@@ -309,8 +310,7 @@ describe('the Parquet writer', () => {
       expect(waiting).toMatchObject({ status: 'pending', attempts: 0, error_message: expect.stringMatching(/disk is nearly full/) });
       expect(filesOf(t.admin.tenant_id, '.tmp').filter((f) => f.startsWith('export_'))).toEqual([]);
     } finally {
-      if (before === undefined) delete process.env.SVC_MIN_FREE_BYTES;
-      else process.env.SVC_MIN_FREE_BYTES = before;
+      t.engine.config.disk.minFreeBytes = before;
       t.engine.jobs.space.measure(true);
     }
     const e = await completed(created.export_id);

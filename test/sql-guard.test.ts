@@ -9,7 +9,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqlLimits } from '../src/engine/sql/limits.js';
+import { configFromEnv } from '../src/engine/config.js';
 import { TenantDb } from '../src/engine/sql/tenantDb.js';
 import { DATA, init, serve, tempDir, type Server } from './helpers/cli.js';
 import { client, until } from './helpers/http.js';
@@ -225,7 +225,7 @@ describe('a deleted tenant', () => {
 describe('the database on its own, with no guard in front', () => {
   it('refuses files, other databases, extensions and settings changes', async () => {
     const own = tempDir('svc-sql-wall-');
-    const db = await TenantDb.open('ten_wall', join(own.path, 'sql', 'ten_wall.duckdb'), sqlLimits());
+    const db = await TenantDb.open('ten_wall', join(own.path, 'sql', 'ten_wall.duckdb'), configFromEnv().sql);
     const conn = await db.connect();
     try {
       for (const sql of [

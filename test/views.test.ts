@@ -153,7 +153,8 @@ describe('materialized views', () => {
   it('is refused with 422 naming the cap when the answer is larger, and leaves nothing behind', async () => {
     const counts = () => [keys([tenant(), 'view']), keys([tenant(), 'viewrec']), keys([tenant(), 'viewref'])];
     const before = counts();
-    process.env.SVC_VIEW_MAX_RECORDS = '150';
+    const cap = t.engine.config.search.maxAnswerRecords;
+    t.engine.config.search.maxAnswerRecords = 150; // as SVC_VIEW_MAX_RECORDS=150 would
     try {
       for (const search_request of [{ datasets: ['ssh'] }, { text: 'sshd', datasets: ['ssh'] }]) {
         const res = await http.post('/v1/views', { name: 'too big', search_request });
@@ -161,7 +162,7 @@ describe('materialized views', () => {
         expect(res.body.detail).toMatchObject({ code: 'too_many_records', message: expect.stringContaining('150') });
       }
     } finally {
-      delete process.env.SVC_VIEW_MAX_RECORDS;
+      t.engine.config.search.maxAnswerRecords = cap;
     }
     expect(counts()).toEqual(before);
     expect(expectStatus(await http.get('/v1/views?limit=500'), 200).views.map((v: Json) => v.name)).not.toContain('too big');

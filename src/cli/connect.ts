@@ -1,9 +1,10 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { mintLocalSession } from '../engine/auth/localSession.js';
+import { configFromEnv, mapSizeFromEnv } from '../engine/config.js';
 import { Invalid, NotFound, Unauthenticated } from '../engine/errors.js';
 import { Engine } from '../engine/index.js';
-import { defaultDataDir } from '../engine/paths.js';
+import { defaultDataDir } from './paths.js';
 import { liveServer } from '../engine/serverInfo.js';
 import { loadToken } from './credentials.js';
 import { localService } from './localService.js';
@@ -56,11 +57,11 @@ export async function connect(g: GlobalOptions): Promise<Service> {
   const dataDir = dataDirOf(g);
   const server = liveServer(dataDir);
   if (server) {
-    const session = await mintLocalSession(dataDir, { tenant }, DELEGATED_SESSION_TTL);
+    const session = await mintLocalSession(dataDir, { tenant }, DELEGATED_SESSION_TTL, { mapSize: mapSizeFromEnv() });
     return remoteService({ url: server.url, token: session.token, tenant: session.tenant_id });
   }
   if (!existsSync(join(dataDir, 'meta'))) throw new NotFound(`no data dir at ${dataDir}: run \`svc init\` first`);
-  const engine = await Engine.open(dataDir);
+  const engine = await Engine.open(dataDir, { config: configFromEnv() });
   try {
     return localService(engine, engine.localCaller(tenant));
   } catch (err) {

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Entry as KeyringEntry } from '@napi-rs/keyring';
-import { configDir } from '../engine/paths.js';
+import { configDir } from './paths.js';
 import { normalizeUrl, readJson, writeJson } from './profiles.js';
 
 const SERVICE = 'svc';

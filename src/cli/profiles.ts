@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, existsSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { configDir } from '../engine/paths.js';
+import { configDir } from './paths.js';
 
 export const DEFAULT_PROFILE = 'default';
 

@@ -11,9 +11,9 @@ const CACHE_MS = 1000;
 const NEAR_BYTES = 256 * 2 ** 20;
 
 export interface FloorOptions {
-  /** free bytes to keep (default `SVC_MIN_FREE_BYTES`) */
+  /** free bytes to keep (`SVC_MIN_FREE_BYTES`, see config.ts) */
   minFreeBytes?: number;
-  /** free share of the filesystem to keep, in percent (default `SVC_MIN_FREE_PERCENT`) */
+  /** free share of the filesystem to keep, in percent (`SVC_MIN_FREE_PERCENT`) */
   minFreePercent?: number;
 }
 
@@ -29,9 +29,9 @@ export function parseBytes(text: string | undefined): number | undefined {
  * space is below it, so that the disk never fills: the records already accepted, the run and job
  * state that say what happened, index snapshots and searches still have room.
  *
- * The floor is `SVC_MIN_FREE_BYTES` when only it is set, `SVC_MIN_FREE_PERCENT` of the filesystem
- * when only it is set, the smaller of the two when both are, and else the smaller of 1 GiB and 5%.
- * 0 turns it off.
+ * The floor is `minFreeBytes` when only it is set, `minFreePercent` of the filesystem when only it
+ * is set, the smaller of the two when both are, and else the smaller of 1 GiB and 5%. 0 turns it
+ * off. Both are read at each measure: the options object may change while the engine runs.
  */
 export class FreeSpace {
   private seen: { at: number; free: number; floor: number } | null = null;
@@ -71,19 +71,13 @@ export class FreeSpace {
   }
 
   private floor(total: number): number {
-    const bytes = this.opts.minFreeBytes ?? parseBytes(process.env.SVC_MIN_FREE_BYTES);
-    const percent = this.opts.minFreePercent ?? numberOr(process.env.SVC_MIN_FREE_PERCENT);
+    const { minFreeBytes: bytes, minFreePercent: percent } = this.opts;
     const ofTotal = (p: number) => Math.floor((total * p) / 100);
     if (bytes !== undefined && percent !== undefined) return Math.min(bytes, ofTotal(percent));
     if (bytes !== undefined) return bytes;
     if (percent !== undefined) return ofTotal(percent);
     return Math.min(DEFAULT_FLOOR_BYTES, ofTotal(DEFAULT_FLOOR_PERCENT));
   }
-}
-
-function numberOr(text: string | undefined): number | undefined {
-  const n = text === undefined || text.trim() === '' ? NaN : Number(text);
-  return Number.isFinite(n) && n >= 0 ? n : undefined;
 }
 
 const mib = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;

@@ -8,6 +8,7 @@ import { TokenCache } from './auth/tokenCache.js';
 import { loadSecret } from './auth/secret.js';
 import { Sessions } from './auth/sessions.js';
 import { BlobStore } from './blobs/store.js';
+import { configFromEnv, withOverrides, type EngineConfig } from './config.js';
 import { Datasets } from './datasets/datasets.js';
 import { DataDeletion } from './deletion/deletion.js';
 import { DerivedIndexes } from './derived/derivedIndexes.js';
@@ -52,8 +53,13 @@ export interface OpenOptions extends StoreOptions, FloorOptions {
   lockWaitMs?: number;
   /** a long-running process (the server): it also takes periodic upkeep jobs such as retention */
   background?: boolean;
-  /** embedders and retry timing of the vector side */
+  /** embedders and retry timing of the vector side, in place of the config's */
   semantic?: SemanticOptions;
+  /**
+   * the settings an entry point resolved once (configFromEnv()); default: read from the environment
+   * now. `mapSize`, `minFreeBytes` and `minFreePercent` given here win over it.
+   */
+  config?: EngineConfig;
 }
 
 /** The whole product as a library: open a data dir, act on it as a Caller, close it. */
@@ -85,9 +91,9 @@ export class Engine {
   private readonly snapshotTimers = new Map<string, NodeJS.Timeout>();
   private closing = false;
 
-  private constructor(readonly dataDir: string, private readonly store: Store, secret: Buffer, private readonly unlock: () => void, opts: OpenOptions = {}) {
+  private constructor(readonly dataDir: string, private readonly store: Store, secret: Buffer, private readonly unlock: () => void, readonly config: EngineConfig, opts: OpenOptions = {}) {
     const blobs = new BlobStore(dataDir);
-    const space = new FreeSpace(dataDir, opts);
+    const space = new FreeSpace(dataDir, config.disk);
     this.directory = new Directory(store);
     this.sessions = new Sessions(secret);
     this.tokenCache = new TokenCache();
@@ -98,21 +104,21 @@ export class Engine {
     this.text = new TextIndexes(store, dataDir, (t, d) => this.sources.searchConfig(t, d));
     this.jobs = new JobQueue(store, space);
     this.datasets = new Datasets(store, this.sources, (t, d) => this.semantic.indexes.ready(t, d));
-    this.sql = new Sql(store, dataDir, this.datasets, this.jobs, (t) => Boolean(this.directory.tenant(t)));
-    this.semantic = new Semantic(store, dataDir, this.datasets, this.sources, this.jobs, opts.semantic);
+    this.sql = new Sql(store, dataDir, this.datasets, this.jobs, (t) => Boolean(this.directory.tenant(t)), config.sql);
+    this.semantic = new Semantic(store, dataDir, this.datasets, this.sources, this.jobs, config.semantic, opts.semantic);
     this.derived = new DerivedIndexes([this.text, this.sql.indexes, this.semantic], dataDir);
     this.tenants = new PlatformTenants(store, dataDir, this.directory, this.keys, this.derived);
     const runs = new Runs(store);
     this.ingest = new Ingest(store, this.datasets, this.sources, runs, blobs, this.derived, this.jobs, space, (t, d) => this.scheduleSnapshot(t, d));
-    this.uploads = new Uploads(store, blobs, secret, this.ingest, this.jobs, space);
+    this.uploads = new Uploads(store, blobs, secret, this.ingest, this.jobs, space, config.uploads);
     this.retention = new Retention(store, this.jobs, this.directory, this.datasets, this.sources, this.derived);
     this.deletion = new DataDeletion(store, this.jobs, this.datasets, this.sources, runs, blobs, this.derived);
-    this.reindex = new Reindexes(store, this.jobs, this.datasets, this.sources, runs, this.ingest, this.derived);
-    this.search = new Search(store, this.datasets, this.text, new SearchHandles(), this.semantic.search);
+    this.reindex = new Reindexes(store, this.jobs, this.datasets, this.sources, runs, this.ingest, this.derived, config.crashAt);
+    this.search = new Search(store, this.datasets, this.text, new SearchHandles(), this.semantic.search, config.search);
     this.fields = new Fields(store, this.datasets, this.sources, (t, d) => this.sql.fastFields(t, d));
     const tenants = () => this.directory.tenants().map((t) => t.tenant_id);
     this.views = new Views(store, this.search, tenants, this.derived);
-    this.exports = new Exports({ store, jobs: this.jobs, blobs, search: this.search, sql: this.sql, views: this.views, secret, tenants });
+    this.exports = new Exports({ store, jobs: this.jobs, blobs, search: this.search, sql: this.sql, views: this.views, secret, tenants, limits: config.exports });
     this.retention.sweeps.push(
       (nowMs) => this.views.sweep(nowMs),
       async (nowMs) => void (await this.exports.sweep(nowMs)),
@@ -121,10 +127,11 @@ export class Engine {
   }
 
   static async open(dataDir: string, opts: OpenOptions = {}): Promise<Engine> {
+    const config = withOverrides(opts.config ?? configFromEnv(), opts);
     makePrivate(dataDir);
     const unlock = await lockDataDir(dataDir, opts.lockWaitMs ?? 30_000);
     try {
-      const engine = new Engine(dataDir, openStore(dataDir, opts), loadSecret(dataDir), unlock, opts);
+      const engine = new Engine(dataDir, openStore(dataDir, config.store), loadSecret(dataDir), unlock, config, opts);
       // on a full disk the server still starts, to serve reads: what it could not write waits for the next start
       await dropStoredHandles(engine.store, engine.directory.tenants().map((t) => t.tenant_id)).catch(unlessDiskFull('stored_handles_not_dropped'));
       await engine.jobs.start({ background: opts.background });

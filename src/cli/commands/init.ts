@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { prompts } from '../prompts.js';
 import { mintLocalSession } from '../../engine/auth/localSession.js';
+import { configFromEnv, mapSizeFromEnv } from '../../engine/config.js';
 import { parseTtl } from '../../engine/auth/sessions.js';
 import { Invalid } from '../../engine/errors.js';
 import { DEFAULT_SESSION_TTL, Engine } from '../../engine/index.js';
@@ -30,7 +31,7 @@ export function initCommand(program: Command): void {
       const ask = process.stdin.isTTY && process.stdout.isTTY && !g.yes;
       const tenantName = opts.tenantName ?? (ask ? await (await prompts()).input({ message: 'Tenant name', default: DEFAULT_TENANT_NAME }) : DEFAULT_TENANT_NAME);
       const email = opts.email ?? (ask ? await (await prompts()).input({ message: 'Admin e-mail', default: DEFAULT_EMAIL }) : DEFAULT_EMAIL);
-      const engine = await Engine.open(dataDirOf(g));
+      const engine = await Engine.open(dataDirOf(g), { config: configFromEnv() });
       try {
         await emit(outputFormat(g), await engine.init(tenantName, email, ttlSeconds(opts.ttl)));
       } finally {
@@ -50,6 +51,6 @@ export function tokenCommand(program: Command): void {
     .addHelpText('after', '\nExample:\n  export SVC_TOKEN=$(svc token create --email admin@localhost --output json | jq -r .token)')
     .action(async (opts: { email: string; ttl?: string }, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOptions>();
-      await emit(outputFormat(g), await mintLocalSession(dataDirOf(g), { email: opts.email, tenant: g.tenant }, ttlSeconds(opts.ttl)));
+      await emit(outputFormat(g), await mintLocalSession(dataDirOf(g), { email: opts.email, tenant: g.tenant }, ttlSeconds(opts.ttl), { mapSize: mapSizeFromEnv() }));
     });
 }

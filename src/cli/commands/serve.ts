@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { configFromEnv } from '../../engine/config.js';
 import { Engine } from '../../engine/index.js';
 import { logProblem } from '../../engine/log.js';
 import { writeServerInfo } from '../../engine/serverInfo.js';
@@ -26,8 +27,9 @@ export function serveCommand(program: Command): void {
       ]);
       const publicUrl = process.env.SVC_PUBLIC_URL ? parsePublicUrl(process.env.SVC_PUBLIC_URL) : undefined;
       const rateLimit = rateLimitFromEnv(process.env.SVC_RATE_LIMIT);
+      const config = configFromEnv();
       // a few seconds for a holder on its way out (a restart right after a kill); a live server is not waited for long
-      const engine = await Engine.open(dataDir, { lockWaitMs: LOCK_WAIT_MS, background: true });
+      const engine = await Engine.open(dataDir, { lockWaitMs: LOCK_WAIT_MS, background: true, config });
       const app = await buildApp(engine, { log: (line) => process.stdout.write(line + '\n'), publicUrl, rateLimit });
       const address = await app.listen({ host: opts.host, port: Number(opts.port) });
       const removeInfo = writeServerInfo(dataDir, address);

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { NotFound } from '../errors.js';
-import { openStore } from '../store/db.js';
+import { openStore, type StoreOptions } from '../store/db.js';
 import { Directory } from './directory.js';
 import { loadSecret } from './secret.js';
 import { Sessions } from './sessions.js';
@@ -9,11 +9,12 @@ import { Sessions } from './sessions.js';
 /**
  * A console session minted from the data dir itself (its secret and directory), for whoever can read
  * the data dir: `svc token create`, and local commands that talk to the server holding the dir.
- * It reads LMDB without taking the data dir's lock, which LMDB allows across processes.
+ * It reads LMDB without taking the data dir's lock, which LMDB allows across processes; `storeOpts`
+ * opens it as the engine would (the map size of SVC_LMDB_MAP_SIZE, see config.ts).
  */
-export async function mintLocalSession(dataDir: string, who: { email?: string; tenant?: string }, ttlSeconds: number) {
+export async function mintLocalSession(dataDir: string, who: { email?: string; tenant?: string }, ttlSeconds: number, storeOpts: StoreOptions = {}) {
   if (!existsSync(join(dataDir, 'meta'))) throw new NotFound(`no data dir at ${dataDir}: run \`svc init\` first`);
-  const store = openStore(dataDir);
+  const store = openStore(dataDir, storeOpts);
   try {
     const directory = new Directory(store);
     const tenants = directory.assertInitialized();

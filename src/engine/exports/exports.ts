@@ -13,7 +13,7 @@ import { newestFirst, scanPrefix, type Store } from '../store/db.js';
 import { checkFields } from './columns.js';
 import { downloadQuery, verifyDownload } from './downloadSigning.js';
 import { ExportJob, workDirName } from './exportJob.js';
-import { exportLimits, type ExportLimits } from './limits.js';
+import type { ExportLimits } from './limits.js';
 import { RowSources, type ViewSource } from './rows.js';
 import { contentType, describe, EXPORT_ID, EXPORT_JOB, exportKey, expiresAt, EXPORTS_BUCKET, fileExtension, statusOf, type ExportState } from './state.js';
 import { keys } from '../store/keys.js';
@@ -33,7 +33,7 @@ export interface ExportsDeps {
   tenants: () => string[];
   /** the views an export may name */
   views: ViewSource;
-  limits?: ExportLimits;
+  limits: ExportLimits;
 }
 
 const SOURCES = ['view_id', 'search_request', 'sql'] as const;
@@ -55,7 +55,7 @@ export class Exports {
 
   constructor(private readonly deps: ExportsDeps) {
     ({ store: this.store, jobs: this.jobs, blobs: this.blobs } = deps);
-    this.limits = deps.limits ?? exportLimits();
+    this.limits = deps.limits;
     const sources = new RowSources(deps.search, deps.sql, deps.views, () => deps.sql.indexes.limits.timeoutMs * this.limits.sqlTimeoutFactor);
     const job = new ExportJob(deps.store, deps.blobs, deps.jobs.space, sources, this.limits, () => deps.jobs.stopping);
     // one export at a time: a long one must leave the queue's other slot to ingestion and upkeep

@@ -1,6 +1,4 @@
-import { positive } from '../envNumber.js';
-
-/** What exports may take and how long they last. Each has an environment variable so an operator can change it. */
+/** What exports may take and how long they last. Each has an environment variable so an operator can change it (read in config.ts). */
 export interface ExportLimits {
   /** days a completed (or failed) export is kept before its file is removed (SVC_EXPORT_RETENTION_DAYS) */
   retentionDays: number;
@@ -15,14 +13,4 @@ export interface ExportLimits {
    * exports on a server whose searches must not compete with them for the disk
    */
   batchPauseMs: number;
-}
-
-export function exportLimits(env = process.env): ExportLimits {
-  return {
-    retentionDays: positive(env.SVC_EXPORT_RETENTION_DAYS, 7),
-    urlSeconds: Math.floor(positive(env.SVC_EXPORT_URL_SECONDS, 3600)),
-    sqlTimeoutFactor: positive(env.SVC_EXPORT_SQL_TIMEOUT_FACTOR, 10),
-    parquetMemory: env.SVC_EXPORT_MEMORY_LIMIT || '256MB',
-    batchPauseMs: Math.floor(positive(env.SVC_EXPORT_BATCH_PAUSE_MS, 0)),
-  };
 }

@@ -1,6 +1,6 @@
 import type { ResultRecord } from '../../api/search.js';
 import type { Caller } from '../auth/caller.js';
-import { maxAnswerRecords, type Search } from '../search/search.js';
+import type { Search } from '../search/search.js';
 import type { Sql } from '../sql/sql.js';
 import { recordColumns, sqlColumns, type Column, type ExportRecord } from './columns.js';
 import type { ExportState } from './state.js';
@@ -36,7 +36,7 @@ export class RowSources {
       // frozen now, as the attempt starts: a rerun writes the records as they are when it runs
       const frozen = this.search.freeze(caller, s.search_request);
       // a ranking is held in memory, so it has a cap; a stream from the store has none
-      const max = this.search.ranks(frozen.request) ? maxAnswerRecords() : Infinity;
+      const max = this.search.ranks(frozen.request) ? this.search.limits.maxAnswerRecords : Infinity;
       // no deadline: an export can be cancelled, and a deadline would count the time spent writing between batches
       return { columns, batches: records(this.search.all(caller, frozen, max, { deadlineMs: Infinity })), close: () => {} };
     }

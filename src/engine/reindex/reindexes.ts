@@ -49,6 +49,8 @@ export class Reindexes {
     private readonly runs: Runs,
     private readonly ingest: Ingest,
     private readonly derived: DerivedIndexes,
+    /** the config's `crashAt` */
+    private readonly crashAt: string | null = null,
   ) {
     jobs.register(TYPE, { handler: (job, ctx) => this.run(job, ctx), maxAttempts: 3, serialKey: (job) => `${job.tenant_id}/${job.payload.dataset_id}/reindex` });
   }
@@ -164,14 +166,14 @@ export class Reindexes {
         builds.push(build);
         const filled = await build.fill(cutoff);
         if (n === 0) p.source_document_count = filled;
-        crashPoint('reindex:rebuild');
+        crashPoint('reindex:rebuild', this.crashAt);
       }
       await save('replay');
       const upto = this.datasets.state(t, d).seq;
       for (const [n, build] of builds.entries()) {
         const replayed = await build.fill(upto);
         if (n === 0) p.replay_document_count = replayed;
-        crashPoint('reindex:replay');
+        crashPoint('reindex:replay', this.crashAt);
       }
       for (const build of builds) await build.seal();
       stop();
@@ -187,7 +189,7 @@ export class Reindexes {
       for (const build of builds) await build.discard().catch(() => {});
       throw err;
     }
-    crashPoint('reindex:promote');
+    crashPoint('reindex:promote', this.crashAt);
   }
 }
 

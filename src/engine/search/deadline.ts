@@ -4,9 +4,6 @@ import { Refused } from '../errors.js';
 /** A long loop hands the event loop back this often, so one search never holds it longer. */
 const SLICE_MS = 20;
 
-/** The default deadline of a search (SVC_SEARCH_TIMEOUT_MS, 10 s). */
-export const searchTimeoutMs = (env = process.env) => (Number(env.SVC_SEARCH_TIMEOUT_MS) > 0 ? Number(env.SVC_SEARCH_TIMEOUT_MS) : 10_000);
-
 export const searchTimeout = (ms: number) =>
   new Refused(`the search ran past its deadline of ${ms / 1000} s: narrow it (fewer datasets, a filter, more specific text) and run it again`, 'search_timeout', 422);
 
@@ -19,7 +16,7 @@ export class Deadline {
   readonly at: number;
   private sliceStart = performance.now();
 
-  constructor(readonly ms = searchTimeoutMs()) {
+  constructor(readonly ms: number) {
     this.at = Date.now() + ms;
   }
 

@@ -16,9 +16,8 @@ import { fieldValue } from './fieldValue.js';
 import { compileFilters } from './filters.js';
 import { decodeCursor, encodeCursor, invalidCursor, type Frozen, type RankedHit, type SearchHandle, SearchHandles } from './handles.js';
 import { compileQuery } from './query.js';
-import { Deadline, searchTimeoutMs } from './deadline.js';
+import { Deadline } from './deadline.js';
 import { Gate } from './gate.js';
-import { positive } from '../envNumber.js';
 import { TopK } from './topK.js';
 import { FUSION_NAME, SEMANTIC_DEPTH, type PreparedQuery, type SemanticSearch } from '../vector/semanticSearch.js';
 
@@ -28,8 +27,6 @@ const BATCH = 500;
 /** how long `all` may rank: it serves jobs and view creation, not a waiting page */
 const LONG_MS = 30 * 60_000;
 const NO_TERMS = new Set<string>();
-/** The most records one materialized view or ranked export holds (SVC_VIEW_MAX_RECORDS, else `LIMITS.viewRecords`). */
-export const maxAnswerRecords = (env = process.env) => Math.floor(positive(env.SVC_VIEW_MAX_RECORDS, LIMITS.viewRecords));
 const SCORE_KIND: Record<string, string> = { semantic: 'cosine', hybrid: FUSION_NAME };
 
 /** `mode` wins; else `semantic: true` is hybrid when there is text, semantic when there is none. */
@@ -37,6 +34,14 @@ export function searchMode(req: SearchRequest): 'text' | 'semantic' | 'hybrid' {
   return req.mode ?? (req.semantic ? (req.text?.trim() ? 'hybrid' : 'semantic') : 'text');
 }
 export const DEFAULT_MAX_EXPANSION_TERMS = 50;
+
+/** What an operator sets for searches (config.ts); read at each use. */
+export interface SearchLimits {
+  /** a search's deadline, in ms (SVC_SEARCH_TIMEOUT_MS, 10 s) */
+  timeoutMs: number;
+  /** the most records one materialized view or ranked export holds (SVC_VIEW_MAX_RECORDS, else `LIMITS.viewRecords`) */
+  maxAnswerRecords: number;
+}
 
 interface Hit extends RankedHit { rec?: StoredRecord; group?: string }
 /** One record of an answer and where it lives: what views copy and exports write. */
@@ -55,8 +60,8 @@ export class Search {
     private readonly datasets: Datasets,
     private readonly text: TextIndexes,
     private readonly handles: SearchHandles,
-    private readonly vectors?: SemanticSearch,
-    private readonly timeoutMs = searchTimeoutMs(),
+    private readonly vectors: SemanticSearch | undefined,
+    readonly limits: SearchLimits,
   ) {}
 
   /** searches working at once: about one per core keeps the event loop's turns short */
@@ -102,7 +107,7 @@ export class Search {
   }
 
   private async first(t: string, request: SearchRequest, datasetIds: string[], started: number, at: Page, prepared?: PreparedQuery): Promise<SearchEnvelope> {
-    const deadline = new Deadline(this.timeoutMs);
+    const deadline = new Deadline(this.limits.timeoutMs);
     const leave = await this.gate.enter(deadline);
     try {
       return await this.collect(t, request, datasetIds, started, at, deadline, prepared);

@@ -3,7 +3,7 @@ import type { Caller } from '../auth/caller.js';
 import type { Datasets } from '../datasets/datasets.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Store } from '../store/db.js';
-import { sqlLimits, type SqlLimits } from './limits.js';
+import type { SqlLimits } from './limits.js';
 import { SqlQueries } from './queries.js';
 import { SchemaRebuilds } from './rebuild.js';
 import { fieldKey } from './schema.js';
@@ -19,7 +19,7 @@ export class Sql {
   private readonly queries: SqlQueries;
   private readonly rebuilds: SchemaRebuilds;
 
-  constructor(private readonly store: Store, dataDir: string, datasets: Datasets, jobs: JobQueue, tenantExists: (tenantId: string) => boolean, limits: SqlLimits = sqlLimits()) {
+  constructor(private readonly store: Store, dataDir: string, datasets: Datasets, jobs: JobQueue, tenantExists: (tenantId: string) => boolean, limits: SqlLimits) {
     this.indexes = new SqlIndexes(store, dataDir, datasets, limits);
     this.indexes.removeOrphans(tenantExists);
     this.queries = new SqlQueries(store, this.indexes);

@@ -1,7 +1,6 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseBytes } from '../diskSpace.js';
 import type { StoredRecord } from '../records.js';
 import { guardWrites } from './guard.js';
 
@@ -18,6 +17,8 @@ export type Key = (string | number)[];
  */
 export interface Store {
   env: RootDatabase;
+  /** the cap it was opened with (undefined: unbounded), for another thread that opens the same environment */
+  mapSize?: number;
   meta: Database<any, Key>;
   records: Database<StoredRecord, Key>;
   ids: Database<number, Key>;
@@ -28,14 +29,14 @@ export interface Store {
 const DEFAULT_MAP_SIZE = 2 ** 36;
 
 export interface StoreOptions {
-  /** the largest the store may grow to, in bytes (default: `SVC_LMDB_MAP_SIZE`, else unbounded); see guard.ts */
+  /** the largest the store may grow to, in bytes (default: unbounded; `SVC_LMDB_MAP_SIZE`, see config.ts); see guard.ts */
   mapSize?: number;
 }
 
 export function openStore(dataDir: string, opts: StoreOptions = {}): Store {
   const path = join(dataDir, 'meta');
   mkdirSync(path, { recursive: true });
-  const mapSize = opts.mapSize ?? (parseBytes(process.env.SVC_LMDB_MAP_SIZE) || undefined);
+  const mapSize = opts.mapSize;
   // Event-turn batching wraps the writes of an event turn in a commit promise of lmdb-js's own that
   // nobody awaits: when that commit fails (a full disk), its rejection would end the process. Every
   // write here that must be atomic says so with a transaction.
@@ -44,7 +45,7 @@ export function openStore(dataDir: string, opts: StoreOptions = {}): Store {
   const records = env.openDB<StoredRecord, Key>({ name: 'records' });
   const ids = env.openDB<number, Key>({ name: 'ids' });
   guardWrites(env, [meta, records, ids], mapSize);
-  return { env, meta, records, ids, close: () => env.close() };
+  return { env, mapSize, meta, records, ids, close: () => env.close() };
 }
 
 /** The keys starting with `prefix`, from `from` (a key under it) on. */

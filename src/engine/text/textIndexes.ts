@@ -173,7 +173,7 @@ export class TextIndexes implements DerivedIndex {
   }
 
   private start(): Worker {
-    const worker = new Worker(WORKER, { workerData: { dataDir: this.dataDir } });
+    const worker = new Worker(WORKER, { workerData: { dataDir: this.dataDir, mapSize: this.store.mapSize } });
     worker.on('message', (reply: TextReply) => {
       const waiting = this.waiting.get(reply.id);
       this.waiting.delete(reply.id);

@@ -15,7 +15,7 @@ import { ScoringTimeout } from './bm25.js';
 import { TextIndex } from './textIndex.js';
 
 const dataDir: string = workerData.dataDir;
-const store = openStore(dataDir);
+const store = openStore(dataDir, { mapSize: workerData.mapSize }); // the main thread's cap
 /** open indexes by `tenant/dataset`, with the configuration each was opened with */
 const open = new Map<string, { index: TextIndex; config: string }>();
 /** new generations being built, by `tenant/dataset`, beside the serving ones */

@@ -10,8 +10,8 @@ import { MAX_OBJECT_BYTES } from '../ingest/ingest.js';
  * - a session lives `sessionSeconds` (24 h); after that it is refused (409) and swept, parts and all,
  *   by a job that runs every `sweepSeconds` (10 min) while sessions exist;
  * - a part URL lives `expires_in` seconds (default 1 h, at most 24 h), never past its session.
- * SVC_UPLOAD_PART_MAX_BYTES, SVC_UPLOAD_SESSION_SECONDS and SVC_UPLOAD_SWEEP_SECONDS, read once when
- * the engine opens, lower or raise the first and the last two (tests use them to stay small and fast).
+ * SVC_UPLOAD_PART_MAX_BYTES, SVC_UPLOAD_SESSION_SECONDS and SVC_UPLOAD_SWEEP_SECONDS, read once by
+ * config.ts, lower or raise the first and the last two (tests use them to stay small and fast).
  */
 export interface UploadLimits {
   partBytes: number;
@@ -22,18 +22,7 @@ export interface UploadLimits {
   urlSeconds: number;
 }
 
-const positive = (name: string, fallback: number): number => {
-  const n = Number(process.env[name]);
-  return Number.isFinite(n) && n > 0 ? n : fallback;
-};
-
-export function uploadLimits(): UploadLimits {
-  return {
-    partBytes: positive('SVC_UPLOAD_PART_MAX_BYTES', 64 * 2 ** 20),
-    partNumbers: PART_NUMBER_MAX,
-    objectBytes: MAX_OBJECT_BYTES,
-    sessionSeconds: positive('SVC_UPLOAD_SESSION_SECONDS', 24 * 3600),
-    sweepSeconds: positive('SVC_UPLOAD_SWEEP_SECONDS', 600),
-    urlSeconds: 3600,
-  };
+/** The bounds, with the part size, session lifetime and sweep period an operator set. */
+export function uploadLimits(set: Pick<UploadLimits, 'partBytes' | 'sessionSeconds' | 'sweepSeconds'>): UploadLimits {
+  return { ...set, partNumbers: PART_NUMBER_MAX, objectBytes: MAX_OBJECT_BYTES, urlSeconds: 3600 };
 }

@@ -13,7 +13,7 @@ import type { JobQueue } from '../jobs/queue.js';
 import type { Source } from '../../api/sources.js';
 import { SYSTEM, removePrefix, scanPrefix, type Store } from '../store/db.js';
 import { checkParts } from './check.js';
-import { uploadLimits } from './limits.js';
+import type { UploadLimits } from './limits.js';
 import { concatenated, partTooLarge, writePart } from './parts.js';
 import { partQuery, verifyPart } from './signing.js';
 import { isExpired, partKey, partsOf, partsPrefix, publicSession, sessionKey, tenantIds, UPLOADS_BUCKET, type PartState, type SessionState } from './state.js';
@@ -32,7 +32,6 @@ const SWEEP_JOB = 'upload_sweep';
  * everything after (409). Expired sessions are swept with their parts. See limits.ts for the bounds.
  */
 export class Uploads {
-  readonly limits = uploadLimits();
   /** true once this process knows a sweep is waiting, so that creating a session need not look */
   private sweepWaiting = false;
   /** completes under way in this process, so that a complete sent twice at once waits for the first */
@@ -45,6 +44,7 @@ export class Uploads {
     private readonly ingest: Ingest,
     private readonly jobs: JobQueue,
     private readonly space: FreeSpace,
+    readonly limits: UploadLimits,
   ) {
     jobs.register(SWEEP_JOB, { handler: () => this.sweep(), maxAttempts: 3, background: true, freesSpace: true });
   }

@@ -10,15 +10,27 @@ import { removePrefix, type Store } from '../store/db.js';
 import { keys } from '../store/keys.js';
 import { FilterBackfill } from './backfill.js';
 import { EmbedWorker } from './embedJob.js';
+import type { EmbedderSettings } from './embedders/embedder.js';
 import { Embedders } from './embedders/embedders.js';
 import { SemanticSearch } from './semanticSearch.js';
 import { VectorIndex } from './vectorIndex.js';
 import { VectorIndexes, type Generation } from './vectorIndexes.js';
 
+/** What an operator sets for the vector side (config.ts). */
+export interface SemanticConfig {
+  /** the server-wide default embedder (SVC_EMBEDDER, SVC_EMBEDDER_URL, SVC_EMBEDDER_MODEL, SVC_EMBEDDER_API_KEY) */
+  embedder: EmbedderSettings;
+  /** the builtin embedder's word vectors (SVC_EMBEDDINGS_FILE) */
+  embeddingsFile: string;
+  /** first delay before embedding is tried again after the provider failed; it doubles up to a minute (SVC_EMBED_RETRY_MS) */
+  retryBaseMs: number;
+}
+
+/** What a caller of `Engine.open` (a test) may put in place of the configured embedders and retry timing. */
 export interface SemanticOptions {
-  /** embedders by settings; default: the environment's (SVC_EMBEDDER…) */
+  /** embedders by settings; default: the configured embedder */
   embedders?: Embedders;
-  /** first delay before embedding is tried again after the provider failed; it doubles up to a minute */
+  /** default: `SemanticConfig.retryBaseMs` */
   retryBaseMs?: number;
 }
 
@@ -35,12 +47,12 @@ export class Semantic implements DerivedIndex {
   /** new generations being built, by `tenant/dataset` */
   private readonly building = new Map<string, VectorIndex>();
 
-  constructor(private readonly store: Store, dataDir: string, private readonly datasets: Datasets, sources: Sources, jobs: JobQueue, opts: SemanticOptions = {}) {
-    const embedders = opts.embedders ?? new Embedders();
+  constructor(private readonly store: Store, dataDir: string, private readonly datasets: Datasets, sources: Sources, jobs: JobQueue, config: SemanticConfig, opts: SemanticOptions = {}) {
+    const embedders = opts.embedders ?? new Embedders(config.embedder, {}, config.embeddingsFile);
     this.indexes = new VectorIndexes(store, dataDir, datasets, sources, embedders);
-    this.worker = new EmbedWorker(store, datasets, jobs, this.indexes, opts.retryBaseMs ?? Number(process.env.SVC_EMBED_RETRY_MS ?? 2000));
+    this.worker = new EmbedWorker(store, datasets, jobs, this.indexes, opts.retryBaseMs ?? config.retryBaseMs);
     this.backfill = new FilterBackfill(store, jobs, datasets, sources, this.indexes);
-    this.search = new SemanticSearch(store, this.indexes, jobs);
+    this.search = new SemanticSearch(store, this.indexes, jobs, config.embeddingsFile);
     this.indexes.onBehind = (t, d) => void this.worker.repair(t, d).catch((err) => logProblem('vector_repair_not_queued', err, { tenant_id: t, dataset_id: d }));
   }
 

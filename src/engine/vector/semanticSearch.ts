@@ -36,6 +36,8 @@ export class SemanticSearch {
     private readonly store: Store,
     private readonly indexes: VectorIndexes,
     private readonly jobs: JobQueue,
+    /** the builtin word vectors, which expand a hybrid query's words */
+    private readonly wordsFile: string,
   ) {}
 
   /** In a local command, embeds the records of these datasets still waiting for vectors (a server has them in hand). */
@@ -83,7 +85,7 @@ export class SemanticSearch {
   private async expansion(text: string, spaces: ({ index: VectorIndex } | null)[], max: number): Promise<string[]> {
     const withVocabulary = spaces.filter((s) => s && s.index.vocabulary.size > 0);
     if (withVocabulary.length === 0 || max === 0) return [];
-    const words = await wordVectors();
+    const words = await wordVectors(this.wordsFile);
     return [...new Set(withVocabulary.flatMap((s) => expandQuery(text, s!.index, words, max)))].slice(0, max);
   }
 

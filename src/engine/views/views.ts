@@ -6,7 +6,7 @@ import type { Caller } from '../auth/caller.js';
 import { NotFound } from '../errors.js';
 import { newId, now } from '../ids.js';
 import type { Frozen } from '../search/handles.js';
-import { maxAnswerRecords, type Found, type Search } from '../search/search.js';
+import type { Found, Search } from '../search/search.js';
 import { newestFirst, prefixRange, scanPrefix, type Store } from '../store/db.js';
 import { answers, checkCreate, expired } from './checks.js';
 import { listCursor, recordsCursor } from './cursors.js';
@@ -66,7 +66,7 @@ export class Views {
     this.building.add(`${t}/${id}`); // before the state is stored: the sweep must never see it as left over
     try {
       await this.store.meta.put(stateKey(t, id), state);
-      const held = await materialize(this.store, t, id, this.search.all(caller, source, maxAnswerRecords()));
+      const held = await materialize(this.store, t, id, this.search.all(caller, source, this.search.limits.maxAnswerRecords));
       // a deletion during the copy has counted what it took in the stored state
       const ready = await this.store.meta.transaction(() => {
         const made: ViewState = { ...this.store.meta.get(stateKey(t, id)), record_count: held, status: 'ready' };
@@ -138,7 +138,7 @@ export class Views {
   async *all(caller: Caller, viewId: string): AsyncGenerator<Found[]> {
     const t = caller.tenant_id;
     const state = this.state(t, viewId);
-    if (state.kind === 'live') return yield* this.search.all(caller, this.search.freeze(caller, state.search_request), maxAnswerRecords());
+    if (state.kind === 'live') return yield* this.search.all(caller, this.search.freeze(caller, state.search_request), this.search.limits.maxAnswerRecords);
     for (let from = 0; ; ) {
       // `BATCH` records, or `LIMITS.pageBytes` of them (at least one): records may be large
       const batch: Found[] = [];

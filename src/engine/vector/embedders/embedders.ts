@@ -1,24 +1,19 @@
 import { BuiltinEmbedder, DEFAULT_POOLING } from './builtin.js';
 import { type Embedder, type EmbedderSettings } from './embedder.js';
 import { OpenAIEmbedder, type OpenAIOptions } from './openai.js';
-import { wordVectors } from './wordVectors.js';
+import { DEFAULT_EMBEDDINGS_FILE, wordVectors } from './wordVectors.js';
 
 export const BUILTIN_ID = `builtin:wink-sg-100d:sif-${DEFAULT_POOLING.a}${DEFAULT_POOLING.removeComponent ? '-pc1' : ''}`;
-
-/** The server-wide default, from SVC_EMBEDDER, SVC_EMBEDDER_URL, SVC_EMBEDDER_MODEL and SVC_EMBEDDER_API_KEY. */
-export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): EmbedderSettings {
-  const provider = (env.SVC_EMBEDDER || 'builtin') as EmbedderSettings['provider'];
-  if (!['builtin', 'openai', 'onnx'].includes(provider)) throw new Error(`SVC_EMBEDDER must be builtin, openai or onnx, not '${provider}'`);
-  return { provider, url: env.SVC_EMBEDDER_URL || undefined, model: env.SVC_EMBEDDER_MODEL || undefined, api_key: env.SVC_EMBEDDER_API_KEY || undefined };
-}
 
 /** The builtin embedder, its word vectors read on first use. */
 class LazyBuiltin implements Embedder {
   readonly id = BUILTIN_ID;
   private inner: Promise<BuiltinEmbedder> | null = null;
 
+  constructor(private readonly wordsFile: string) {}
+
   async embed(texts: string[]): Promise<Float32Array[]> {
-    this.inner ??= wordVectors().then((w) => new BuiltinEmbedder(w));
+    this.inner ??= wordVectors(this.wordsFile).then((w) => new BuiltinEmbedder(w));
     this.inner.catch(() => (this.inner = null));
     return (await this.inner).embed(texts);
   }
@@ -26,13 +21,18 @@ class LazyBuiltin implements Embedder {
 
 /**
  * Embedders by settings, one instance each (their concurrency limits are shared by every dataset
- * that uses them). A source's `semantic_config.embedder` overrides the environment's default.
+ * that uses them). A source's `semantic_config.embedder` overrides the server's default (from
+ * SVC_EMBEDDER…, see config.ts); `wordsFile` is where the builtin embedder's word vectors are.
  */
 export class Embedders {
   private readonly made = new Map<string, Embedder>();
   readonly defaults: EmbedderSettings;
 
-  constructor(defaults: EmbedderSettings = settingsFromEnv(), private readonly openaiOptions: Partial<OpenAIOptions> = {}) {
+  constructor(
+    defaults: EmbedderSettings,
+    private readonly openaiOptions: Partial<OpenAIOptions> = {},
+    private readonly wordsFile = DEFAULT_EMBEDDINGS_FILE,
+  ) {
     this.defaults = defaults;
   }
 
@@ -56,7 +56,7 @@ export class Embedders {
   private make(s: EmbedderSettings): Embedder {
     switch (s.provider) {
       case 'builtin':
-        return new LazyBuiltin();
+        return new LazyBuiltin(this.wordsFile);
       case 'openai':
         if (!s.url) throw new Error('the openai embedder needs a URL (SVC_EMBEDDER_URL or semantic_config.embedder.url)');
         return new OpenAIEmbedder({ ...this.openaiOptions, url: s.url, model: s.model ?? 'text-embedding-3-small', apiKey: s.api_key });

@@ -15,8 +15,8 @@ function findRoot(from: string): string {
 }
 const ROOT = findRoot(dirname(fileURLToPath(import.meta.url)));
 const SCRIPT = join(ROOT, 'scripts', 'build-embeddings.mjs');
-/** Where `prepare` writes the binary; SVC_EMBEDDINGS_FILE points elsewhere. */
-export const EMBEDDINGS_FILE = process.env.SVC_EMBEDDINGS_FILE ?? join(ROOT, 'build', 'embeddings', 'wink-sg-100d.bin');
+/** Where `prepare` writes the binary; SVC_EMBEDDINGS_FILE (config.ts) points elsewhere. */
+export const DEFAULT_EMBEDDINGS_FILE = join(ROOT, 'build', 'embeddings', 'wink-sg-100d.bin');
 
 /**
  * Word vectors from the compact binary that scripts/build-embeddings.mjs makes: int8 rows with a
@@ -102,7 +102,7 @@ let loaded: Promise<WordVectors> | null = null;
  * The word vectors, read once per process. When the binary is missing (an install that skipped
  * `prepare`) it is made here from the npm package, once, before the first embedding.
  */
-export function wordVectors(file = EMBEDDINGS_FILE): Promise<WordVectors> {
+export function wordVectors(file = DEFAULT_EMBEDDINGS_FILE): Promise<WordVectors> {
   loaded ??= (async () => {
     let path = file;
     if (!existsSync(path)) path = await buildNow(path);
