@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { mintLocalSession } from '../engine/auth/localSession.js';
 import { configFromEnv, mapSizeFromEnv } from '../engine/config.js';
 import { Invalid, NotFound, Unauthenticated } from '../engine/errors.js';
@@ -11,6 +10,7 @@ import { localService } from './localService.js';
 import { resolveProfile } from './profiles.js';
 import { remoteService } from './remoteService.js';
 import type { Service } from './service.js';
+import { layout } from '../engine/layout.js';
 
 export interface GlobalOptions {
   dataDir?: string;
@@ -60,7 +60,7 @@ export async function connect(g: GlobalOptions): Promise<Service> {
     const session = await mintLocalSession(dataDir, { tenant }, DELEGATED_SESSION_TTL, { mapSize: mapSizeFromEnv() });
     return remoteService({ url: server.url, token: session.token, tenant: session.tenant_id });
   }
-  if (!existsSync(join(dataDir, 'meta'))) throw new NotFound(`no data dir at ${dataDir}: run \`svc init\` first`);
+  if (!existsSync(layout.meta(dataDir))) throw new NotFound(`no data dir at ${dataDir}: run \`svc init\` first`);
   const engine = await Engine.open(dataDir, { config: configFromEnv() });
   try {
     return localService(engine, engine.localCaller(tenant));

@@ -1,8 +1,8 @@
 import { lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { asDiskFull } from './diskErrors.js';
 import { Unavailable } from './errors.js';
+import { layout } from './layout.js';
 
 /**
  * Whether a process is there to hold what it claims: it exists and is not a zombie. A process
@@ -40,7 +40,7 @@ function zombie(pid: number): boolean {
  */
 export async function lockDataDir(dataDir: string, waitMs: number): Promise<() => void> {
   mkdirSync(dataDir, { recursive: true });
-  const path = join(dataDir, 'lock');
+  const path = layout.lock(dataDir);
   const deadline = Date.now() + waitMs;
   for (;;) {
     try {

@@ -1,12 +1,12 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { isDiskError } from './diskErrors.js';
 import { pidAlive } from './lock.js';
 import { logProblem } from './log.js';
+import { layout } from './layout.js';
 
 export interface ServerInfo { pid: number; url: string; started_at: string }
 
-const file = (dataDir: string) => join(dataDir, 'server.json');
+const file = layout.serverInfo;
 
 /**
  * Tells local commands that a server holds this data dir and where it listens. On a full disk the

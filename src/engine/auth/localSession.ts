@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { NotFound } from '../errors.js';
 import { openStore, type StoreOptions } from '../store/db.js';
 import { Directory } from './directory.js';
 import { loadSecret } from './secret.js';
 import { Sessions } from './sessions.js';
+import { layout } from '../layout.js';
 
 /**
  * A console session minted from the data dir itself (its secret and directory), for whoever can read
@@ -13,7 +13,7 @@ import { Sessions } from './sessions.js';
  * opens it as the engine would (the map size of SVC_LMDB_MAP_SIZE, see config.ts).
  */
 export async function mintLocalSession(dataDir: string, who: { email?: string; tenant?: string }, ttlSeconds: number, storeOpts: StoreOptions = {}) {
-  if (!existsSync(join(dataDir, 'meta'))) throw new NotFound(`no data dir at ${dataDir}: run \`svc init\` first`);
+  if (!existsSync(layout.meta(dataDir))) throw new NotFound(`no data dir at ${dataDir}: run \`svc init\` first`);
   const store = openStore(dataDir, storeOpts);
   try {
     const directory = new Directory(store);

@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { asDiskFull, diskWriteSync } from '../diskErrors.js';
 import { Invalid, Refused } from '../errors.js';
 import { newTempFile, sweepTempFiles, TEMP_DIR } from './tempFiles.js';
+import { layout } from '../layout.js';
 
 const SPACE_CHECK_BYTES = 64 * 2 ** 20;
 
@@ -30,7 +31,7 @@ export class BlobStore {
   private readonly root: string;
 
   constructor(dataDir: string) {
-    this.root = resolve(dataDir, 'blobs');
+    this.root = resolve(layout.blobs(dataDir));
   }
 
   /**

@@ -9,7 +9,7 @@ import type { RunState } from '../ingest/runs.js';
 import { layout } from '../layout.js';
 import { logProblem } from '../log.js';
 import type { StoredRecord } from '../records.js';
-import { MAX_KEY, prefixRange, removePrefix, type Store } from '../store/db.js';
+import { prefixRange, removePrefix, type Store } from '../store/db.js';
 import { keys } from '../store/keys.js';
 import type { SqlLimits } from './limits.js';
 import { deleteSeqs, Loader } from './loader.js';

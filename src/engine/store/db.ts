@@ -1,8 +1,8 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { StoredRecord } from '../records.js';
 import { guardWrites } from './guard.js';
+import { layout } from '../layout.js';
 
 /** Tenant id under which keys that belong to no tenant (users, token lookups) are stored. */
 export const SYSTEM = '~';
@@ -34,7 +34,7 @@ export interface StoreOptions {
 }
 
 export function openStore(dataDir: string, opts: StoreOptions = {}): Store {
-  const path = join(dataDir, 'meta');
+  const path = layout.meta(dataDir);
   mkdirSync(path, { recursive: true });
   const mapSize = opts.mapSize;
   // Event-turn batching wraps the writes of an event turn in a commit promise of lmdb-js's own that
