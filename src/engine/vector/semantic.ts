@@ -44,8 +44,6 @@ export class Semantic implements DerivedIndex {
   readonly worker: EmbedWorker;
   readonly backfill: FilterBackfill;
   readonly search: SemanticSearch;
-  /** new generations being built, by `tenant/dataset` */
-  private readonly building = new Map<string, VectorIndex>();
 
   constructor(private readonly store: Store, dataDir: string, private readonly datasets: Datasets, sources: Sources, jobs: JobQueue, config: SemanticConfig, opts: SemanticOptions = {}) {
     const embedders = opts.embedders ?? new Embedders(config.embedder, {}, config.embeddingsFile);
@@ -73,7 +71,7 @@ export class Semantic implements DerivedIndex {
   async removed(t: string, d: string, seqs: number[]): Promise<void> {
     if (this.store.meta.get(keys.dataset(t, d))?.deleting) return; // the whole index goes at the end
     this.indexes.peek(t, d)?.remove(seqs);
-    this.building.get(`${t}/${d}`)?.remove(seqs);
+    this.indexes.building.get(`${t}/${d}`)?.index.remove(seqs);
   }
 
   async dropDataset(t: string, d: string): Promise<void> {
@@ -103,7 +101,7 @@ export class Semantic implements DerivedIndex {
     const space = this.indexes.space(t, d)!;
     const index = new VectorIndex(this.indexes.base(t, d, g), space.hash);
     index.destroy(); // what a crashed attempt left
-    this.building.set(`${t}/${d}`, index);
+    this.indexes.building.set(`${t}/${d}`, { generation: g, index });
     return {
       fill: async (upto) => {
         let n = 0;
@@ -118,7 +116,7 @@ export class Semantic implements DerivedIndex {
         index.snapshot();
       },
       discard: async () => {
-        if (this.building.get(`${t}/${d}`) === index) this.building.delete(`${t}/${d}`);
+        if (this.indexes.building.get(`${t}/${d}`)?.index === index) this.indexes.building.delete(`${t}/${d}`);
         index.destroy();
       },
     };
@@ -132,8 +130,8 @@ export class Semantic implements DerivedIndex {
 
   /** The built index serves; records committed since its last fill are embedded by the dataset's job, as after any restart. */
   async promote(t: string, d: string, g: number): Promise<void> {
-    const built = this.building.get(`${t}/${d}`);
-    this.building.delete(`${t}/${d}`);
+    const built = this.indexes.building.get(`${t}/${d}`)?.index;
+    this.indexes.building.delete(`${t}/${d}`);
     this.indexes.forget(t, d);
     if (built) this.indexes.adopt(t, d, built);
     this.removeGenerations(t, d, g);
@@ -151,7 +149,7 @@ export class Semantic implements DerivedIndex {
 
   private forget(t: string, d?: string): void {
     this.indexes.forget(t, d);
-    for (const key of [...this.building.keys()]) if (d ? key === `${t}/${d}` : key.startsWith(`${t}/`)) this.building.delete(key);
+    for (const key of [...this.indexes.building.keys()]) if (d ? key === `${t}/${d}` : key.startsWith(`${t}/`)) this.indexes.building.delete(key);
   }
 
   /** Removes the files of the dataset's vector generations but `keep`. */

@@ -25,6 +25,8 @@ export interface Generation { generation: number; config: string; incarnation: s
  */
 export class VectorIndexes {
   private readonly open = new Map<string, { incarnation: string; index: VectorIndex }>();
+  /** new generations a reindex is building, by `tenant/dataset` */
+  readonly building = new Map<string, { generation: number; index: VectorIndex }>();
   /** Called when an index opens behind its dataset with no run waiting on it (a new generation, a lost snapshot). */
   onBehind: (tenantId: string, datasetId: string) => void = () => {};
 
@@ -59,6 +61,7 @@ export class VectorIndexes {
     if (pointer && pointer.config !== space.hash) {
       new VectorIndex(this.base(tenantId, datasetId, generation), pointer.config).destroy();
       generation++;
+      if (this.building.get(key)?.generation === generation) generation++; // that one is a reindex's
     }
     if (!pointer || pointer.config !== space.hash) {
       if (!pointer) new VectorIndex(this.base(tenantId, datasetId, generation), '').destroy();
