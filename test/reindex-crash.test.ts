@@ -178,4 +178,26 @@ describe('a server killed mid-reindex', () => {
     expect(tables).toEqual([`${D}@1`]);
   }, 120_000);
 
+  it('killed after the switch, the job can no longer be cancelled: it finishes, and the old generation goes', async () => {
+    env = setup();
+    const killed = await env.start({ SVC_CRASH_AT: 'reindex:promote' });
+    await ingestAndRetitle(env.api());
+    const job = expectStatus(await env.api().post('/v1/admin/reindex/jobs', { dataset_id: D }), 202);
+    expect(await died(killed)).toBe('SIGKILL');
+
+    const cancel = svc(['jobs', 'cancel', job.job_id], { dataDir: env.dataDir });
+    expect(cancel.status, cancel.stderr).toBe(1);
+    expect(cancel.stderr).toMatch(/^svc: [^\n]*switched[^\n]*\n$/);
+    expect(svc(['jobs', 'get', job.job_id, '--output', 'json'], { dataDir: env.dataDir }).json()).toMatchObject({ status: 'succeeded' });
+
+    await env.start();
+    const done: Json = expectStatus(await env.api().get(`/v1/admin/reindex/jobs/${job.job_id}`), 200);
+    expect(done).toMatchObject({ status: 'succeeded', phase: 'done' });
+    expect(await answers(env.api())).toEqual(everyRecordOnce(OBJECTS.flat()));
+    await env.stop();
+    const g = done.target_generation_id;
+    const { files, tables } = await generations(env.dataDir, env.who.tenant_id);
+    expect(files.filter((f) => !f.startsWith(`vector-${g}.`))).toEqual([`text-${g}.snapshot`]);
+    expect(tables).toEqual([`${D}@${g}`]);
+  }, 120_000);
 });
