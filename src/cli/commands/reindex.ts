@@ -44,8 +44,8 @@ export function reindexCommand(program: Command): void {
       'after',
       `\nObjects whose source config (format, transform_config) changed since they were ingested are
 parsed again first, so that a changed transform reaches the records already stored. Stop a job
-with \`svc jobs cancel JOB_ID\`: the generation serving now keeps serving. A local command runs the
-job before it exits, with or without --wait.
+with \`svc jobs cancel JOB_ID\` until it switches to the new generation: the one serving now keeps
+serving. A local command runs the job before it exits, with or without --wait.
 
 Examples:
   svc reindex logs --wait
