@@ -4,6 +4,7 @@ import { ApiKeyCreate, MemberCreate, PlatformKeyCreate, TenantCreate } from '../
 import { FieldQuery } from '../api/fields.js';
 import { IngestOptions, RunListQuery } from '../api/ingest.js';
 import { JobListQuery } from '../api/jobs.js';
+import { ReindexCreate } from '../api/reindex.js';
 import { SearchRequest } from '../api/search.js';
 import { BackfillCreate } from '../api/semantic.js';
 import { SqlRequest } from '../api/sql.js';
@@ -85,6 +86,20 @@ export function localService(engine: Engine, caller: Caller): Service {
     getJob: async (id) => engine.jobs.get(caller.tenant_id, id),
     cancelJob: (id) => engine.jobs.cancel(caller.tenant_id, id),
     waitJob: (id) => engine.jobs.settled(caller.tenant_id, id),
+    reindex: (req) => engine.reindex.start(caller, validate(ReindexCreate, strip(req))),
+    reindexJob: async (id) => engine.reindex.get(caller, id),
+    cancelReindex: (id) => engine.reindex.cancel(caller, id),
+    // the job runs in this process: waiting on it lets it run
+    waitReindex: async (id, onProgress) => {
+      const reindex = engine.reindex;
+      const timer = onProgress && setInterval(() => onProgress(reindex.get(caller, id)), PROGRESS_INTERVAL_MS);
+      try {
+        await engine.jobs.settled(caller.tenant_id, reindex.get(caller, id).job_id);
+        return reindex.get(caller, id);
+      } finally {
+        clearInterval(timer);
+      }
+    },
     search: (req) => engine.search.run(caller, validate(SearchRequest, strip(req))),
     backfillFilters: (req) => engine.semantic.backfill.start(caller, validate(BackfillCreate, strip(req))),
     getBackfill: async (id) => engine.semantic.backfill.get(caller, id),

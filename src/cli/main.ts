@@ -10,6 +10,7 @@ import { keysCommand } from './commands/keys.js';
 import { membersCommand, whoamiCommand } from './commands/members.js';
 import { tenantsCommand } from './commands/tenants.js';
 import { loginCommand, logoutCommand } from './commands/login.js';
+import { reindexCommand } from './commands/reindex.js';
 import { runsCommand } from './commands/runs.js';
 import { searchCommand } from './commands/search.js';
 import { serveCommand } from './commands/serve.js';
@@ -37,7 +38,7 @@ const program = new Command('svc')
   .configureOutput({ outputError: (str, write) => write(`svc: ${str.replace(/^error: /, '').trim()} (see svc --help)\n`) })
   .exitOverride();
 
-for (const add of [initCommand, tokenCommand, serveCommand, datasetsCommand, sourcesCommand, deleteCommand, ingestCommand, searchCommand, sqlCommand, viewsCommand, exportsCommand, fieldsCommand, runsCommand, jobsCommand, keysCommand, tenantsCommand, membersCommand, whoamiCommand, loginCommand, logoutCommand]) add(program);
+for (const add of [initCommand, tokenCommand, serveCommand, datasetsCommand, sourcesCommand, deleteCommand, ingestCommand, searchCommand, sqlCommand, viewsCommand, exportsCommand, fieldsCommand, reindexCommand, runsCommand, jobsCommand, keysCommand, tenantsCommand, membersCommand, whoamiCommand, loginCommand, logoutCommand]) add(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -5,6 +5,7 @@ import type { Agent } from 'undici';
 import type { Export } from '../api/exports.js';
 import type { IngestRun } from '../api/ingest.js';
 import type { Job } from '../api/jobs.js';
+import type { ReindexJob } from '../api/reindex.js';
 import { Conflict, Unavailable } from '../engine/errors.js';
 import { responseError } from './responseError.js';
 import type { ExportFile, Service } from './service.js';
@@ -35,6 +36,7 @@ async function poll<T>(get: () => Promise<T>, done: (t: T) => boolean, onProgres
 }
 
 const EXPORT_ENDED = ['completed', 'failed', 'cancelled'];
+const JOB_ENDED = ['succeeded', 'failed', 'cancelled'];
 
 /** The file name a download's Content-Disposition gives (only its last part: never a path), else one made from the export. */
 function filenameOf(disposition: string | string[] | undefined, exp: Export): string {
@@ -91,6 +93,7 @@ export function remoteService(opts: RemoteOptions): Service {
   }
 
   const exportPath = (id: string) => `/v1/export/${encodeURIComponent(id)}`;
+  const reindexPath = (id: string) => `/v1/admin/reindex/jobs/${encodeURIComponent(id)}`;
 
   /** The file behind a completed export's signed URL: the signature is the credential, so no token is sent. */
   async function download(id: string): Promise<ExportFile> {
@@ -151,7 +154,11 @@ export function remoteService(opts: RemoteOptions): Service {
     listJobs: async (query) => (await call<{ jobs: Job[] }>('GET', '/v1/admin/jobs', undefined, query)).jobs,
     getJob: (id) => call('GET', `/v1/admin/jobs/${encodeURIComponent(id)}`),
     cancelJob: (id) => call('POST', `/v1/admin/jobs/${encodeURIComponent(id)}/cancel`),
-    waitJob: (id, onProgress) => poll(() => call<Job>('GET', `/v1/admin/jobs/${encodeURIComponent(id)}`), (j) => ['succeeded', 'failed', 'cancelled'].includes(j.status), onProgress),
+    waitJob: (id, onProgress) => poll(() => call<Job>('GET', `/v1/admin/jobs/${encodeURIComponent(id)}`), (j) => JOB_ENDED.includes(j.status), onProgress),
+    reindex: (req) => call('POST', '/v1/admin/reindex/jobs', req),
+    reindexJob: (id) => call('GET', reindexPath(id)),
+    cancelReindex: (id) => call('POST', `${reindexPath(id)}/cancel`),
+    waitReindex: (id, onProgress) => poll(() => call<ReindexJob>('GET', reindexPath(id)), (j) => JOB_ENDED.includes(j.status), onProgress),
     search: (req) => call('POST', '/v1/search', req),
     backfillFilters: (req) => call('POST', '/v1/admin/semantic/filters/backfill', req),
     getBackfill: (id) => call('GET', `/v1/admin/semantic/filters/backfill/${encodeURIComponent(id)}`),

@@ -4,6 +4,7 @@ import type { ApiKey, ApiKeyCreate, Me, Member, MemberCreate, PlatformKey, Tenan
 import type { Export, ExportCreate, ExportList, ExportListQuery } from '../api/exports.js';
 import type { DataDeletionJob, Job, JobListQuery } from '../api/jobs.js';
 import type { IngestOptions, IngestRun, RunListQuery } from '../api/ingest.js';
+import type { ReindexCreate, ReindexJob } from '../api/reindex.js';
 import type { SearchEnvelope, SearchRequest } from '../api/search.js';
 import type { BackfillCreate, BackfillJob } from '../api/semantic.js';
 import type { SqlEnvelope, SqlRequest } from '../api/sql.js';
@@ -62,6 +63,12 @@ export interface Service {
   cancelJob(jobId: string): Promise<Job>;
   /** Resolves when the job has ended; `onProgress` sees it on the way. */
   waitJob(jobId: string, onProgress?: (job: Job) => void): Promise<Job>;
+  /** the reindex job as accepted: it builds a new generation of the dataset's indexes and switches to it */
+  reindex(req: ReindexCreate): Promise<ReindexJob>;
+  reindexJob(jobId: string): Promise<ReindexJob>;
+  cancelReindex(jobId: string): Promise<ReindexJob>;
+  /** Resolves with the reindex job once it has ended; `onProgress` sees it on the way. */
+  waitReindex(jobId: string, onProgress?: (job: ReindexJob) => void): Promise<ReindexJob>;
   search(req: SearchRequest): Promise<SearchEnvelope>;
   backfillFilters(req: BackfillCreate): Promise<BackfillJob>;
   getBackfill(jobId: string): Promise<BackfillJob>;

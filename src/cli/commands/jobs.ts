@@ -53,7 +53,7 @@ export function jobsCommand(program: Command): void {
     );
   jobs
     .command('cancel <job_id>')
-    .description('cancel a pending job, or ask a running one to stop (a data deletion can be cancelled only before it starts)')
+    .description('cancel a pending job, or ask a running one to stop (a data deletion can be cancelled only before it starts, a reindex only until it switches to its new generation)')
     .addHelpText('after', '\nExample:\n  svc jobs cancel job_01jd…')
     .action((id: string, _o, cmd: Command) => withService(cmd, async ({ service, emit }) => emit(await service.cancelJob(id))));
 }

@@ -45,6 +45,11 @@ export interface JobKind {
    * attempt has begun; later a cancel is refused (409). Default: a running job is asked to stop.
    */
   cancellable?: 'always' | 'before-start';
+  /**
+   * Why a job that has not ended can no longer be cancelled (it passed a point of no return,
+   * recorded in its state), or nothing: a cancel is then refused (409) before anything is written.
+   */
+  cancelRefused?: (job: JobState) => string | undefined;
   /** undoes what creating the job set up, in the transaction that cancels it before it ran */
   onCancel?: (job: JobState) => void;
 }
@@ -158,6 +163,8 @@ export class JobQueue {
       if (kind?.cancellable === 'before-start' && job.started_at !== null) {
         throw new Conflict(`job '${jobId}' (${job.type}) has started and cannot be cancelled: it runs to its end`);
       }
+      const refused = kind?.cancelRefused?.(job);
+      if (refused) throw new Conflict(`job '${jobId}' (${job.type}) cannot be cancelled: ${refused}`);
       job.cancel_requested = true;
       if (job.status === 'pending') {
         this.store.meta.remove(keys.jobQueue(SYSTEM, Date.parse(job.next_attempt_at!), job.job_id));

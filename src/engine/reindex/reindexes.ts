@@ -52,7 +52,13 @@ export class Reindexes {
     /** the config's `crashAt` */
     private readonly crashAt: string | null = null,
   ) {
-    jobs.register(TYPE, { handler: (job, ctx) => this.run(job, ctx), maxAttempts: 3, serialKey: (job) => `${job.tenant_id}/${job.payload.dataset_id}/reindex` });
+    jobs.register(TYPE, {
+      handler: (job, ctx) => this.run(job, ctx),
+      maxAttempts: 3,
+      serialKey: (job) => `${job.tenant_id}/${job.payload.dataset_id}/reindex`,
+      // the switch is committed with the phase: from there the new generation serves, and the job only removes the old one
+      cancelRefused: (job) => (['promote', 'done'].includes(progressOf(job).phase) ? 'it has switched the dataset to its new generation and runs to its end' : undefined),
+    });
   }
 
   async start(caller: Caller, req: ReindexCreate): Promise<ReindexJob> {
@@ -70,7 +76,7 @@ export class Reindexes {
     return view(this.job(caller, jobId));
   }
 
-  /** Stops a job in flight: the generation it was building goes, the current one keeps serving. 409 once it ended. */
+  /** Stops a job in flight: the generation it was building goes, the current one keeps serving. 409 once it ended, or switched. */
   async cancel(caller: Caller, jobId: string): Promise<ReindexJob> {
     this.job(caller, jobId);
     return view(await this.jobs.cancel(caller.tenant_id, jobId));
@@ -177,14 +183,17 @@ export class Reindexes {
       }
       for (const build of builds) await build.seal();
       stop();
-      p.promotion_id = newId('prom');
-      p.phase = 'promote';
-      job.result = { ...p };
+      // the phase is stored with the switch: a job that did not switch never says promote
+      const promoted: Progress = { ...p, phase: 'promote', promotion_id: newId('prom') };
       await this.store.meta.transaction(() => {
-        for (const index of chosen) index.point(t, d, g);
         const current: JobState = this.store.meta.get(keys.job(t, job.job_id));
-        this.store.meta.put(keys.job(t, job.job_id), { ...current, result: job.result, updated_at: now() });
+        // a cancel that came since the last look: nothing is switched (before any write: a throw here does not undo writes)
+        if (current.cancel_requested) throw new Cancelled('cancelled');
+        for (const index of chosen) index.point(t, d, g);
+        this.store.meta.put(keys.job(t, job.job_id), { ...current, result: { ...promoted }, updated_at: now() });
       });
+      Object.assign(p, promoted);
+      job.result = { ...p };
     } catch (err) {
       for (const build of builds) await build.discard().catch(() => {});
       throw err;
