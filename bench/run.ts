@@ -11,6 +11,7 @@
  *   npm run bench -- query-parse   q parse time at 1, 4 and 16 KB for pathological shapes
  *   npm run bench -- load      search at 50 and 200 connections, with and without a streaming ingest; heavy searches on 1M records
  *   npm run bench -- export    1M records exported to NDJSON and CSV vs LMDB → JSON.stringify, server RSS
+ *   npm run bench -- reindex   1M records ingested, then reindexed under a stream of text searches (slow)
  * Names can be combined: npm run bench -- ingest relevance
  */
 import { cpus, loadavg } from 'node:os';
@@ -32,6 +33,7 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   'query-parse': async () => (await import('./queryParse.js')).queryParseBench(),
   load: async () => (await import('./load.js')).loadBench(),
   export: async () => (await import('./export.js')).exportBench(),
+  reindex: async () => (await import('./reindex.js')).reindexBench(),
 };
 const DEFAULT = ['ingest', 'latency', 'relevance'];
 
