@@ -33,6 +33,13 @@ const stream = async (d: string, r: object[]) => waitRun(expectStatus(await http
 const hits = async (d: string, q: string) => expectStatus(await http.post('/v1/search', { datasets: [d], q, limit: 1 }), 200).total.value;
 const sql = async (statement: string) => expectStatus(await http.post('/v1/sql', { sql: statement }), 200).records[0].metadata;
 
+/** Replaces the dataset's default source with the same one but this transform (PUT replaces a source whole). */
+async function changeTransform(d: string, transform_config: object): Promise<void> {
+  const [source] = expectStatus(await http.get(`/v1/admin/sources?dataset_id=${d}`), 200).sources;
+  const { dataset_id, name, source_key, source_type, parse_config, search_config, semantic_config } = source;
+  expectStatus(await http.put(`/v1/admin/hosted-sources/${source.source_id}`, { dataset_id, name, source_key, source_type, parse_config, search_config, semantic_config, transform_config }), 200);
+}
+
 describe('reindex jobs', () => {
   it('takes a changed transform_config into the records already ingested, and into every index', async () => {
     const d = 'tx';
@@ -41,8 +48,7 @@ describe('reindex jobs', () => {
     await stream(d, rows(300, 200));
     expect(await hits(d, 'zqxtag3')).toBe(0); // the tag is metadata: text search does not see it
     const [source] = expectStatus(await http.get(`/v1/admin/sources?dataset_id=${d}`), 200).sources;
-    const put = await http.put(`/v1/admin/hosted-sources/${source.source_id}`, { dataset_id: d, name: source.name, source_key: source.source_key, source_type: source.source_type, transform_config: { title_field: 'tag' } });
-    expectStatus(put, 200);
+    await changeTransform(d, { title_field: 'tag' });
 
     const job = expectStatus(await http.post('/v1/admin/reindex/jobs', { dataset_id: d }), 202);
     expect(job).toMatchObject({ dataset_id: d, indexes: ['text', 'vector', 'sql'], target_generation_id: null });
@@ -63,6 +69,17 @@ describe('reindex jobs', () => {
     const g = done.target_generation_id;
     expect(existsSync(layout.textSnapshot(t.engine.dataDir, t.admin.tenant_id, d, g))).toBe(true);
     for (const old of done.source_generation_ids) if (old !== g) expect(existsSync(layout.textSnapshot(t.engine.dataDir, t.admin.tenant_id, d, old))).toBe(false);
+  });
+
+  it('a changed id_field moves ids between objects without losing one', async () => {
+    const d = 'ids';
+    expectStatus(await http.post('/v1/admin/datasets', { dataset_id: d }), 201);
+    await stream(d, [{ id: 'a1', uid: '7', body: 'first object' }]);
+    await stream(d, [{ id: '7', uid: '9', body: 'second object' }]);
+    await changeTransform(d, { id_field: 'uid' });
+    expect(await ended(expectStatus(await http.post('/v1/admin/reindex/jobs', { dataset_id: d }), 202).job_id)).toMatchObject({ status: 'succeeded' });
+    const rows = expectStatus(await http.post('/v1/sql', { sql: `SELECT _id, _body FROM ${d} ORDER BY _id` }), 200).records.map((r: Json) => r.metadata);
+    expect(rows).toEqual([{ _id: '7', _body: 'first object' }, { _id: '9', _body: 'second object' }]);
   });
 
   it('a reindex with nothing changed parses nothing again and rebuilds only the indexes asked for', async () => {

@@ -6,8 +6,8 @@ export const INDEX_NAMES: readonly IndexName[] = ['text', 'vector', 'sql'];
 
 /** A new generation of one dataset's index, built off to the side while the current one serves. */
 export interface Build {
-  /** Adds the records it lacks up to `upto`, in sequence order; answers how many went in. */
-  fill(upto: number): Promise<number>;
+  /** Adds the records it lacks up to `upto`, in sequence order; answers how many went in. `stop` is called between slices and may throw to end it. */
+  fill(upto: number, stop?: () => void): Promise<number>;
   /** Writes it to disk: from here a crash keeps it, ready to serve once the dataset points at it. */
   seal(): Promise<void>;
   /** Removes it: a reindex that was cancelled or failed leaves nothing behind. */

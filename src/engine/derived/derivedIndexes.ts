@@ -39,9 +39,13 @@ export class DerivedIndexes {
     for (const index of this.all) index.deleting(t, d, seqs);
   }
 
+  /** Every index and listener hears of the batch, even when one fails (a retry would not find those records again); the first failure is thrown after. */
   async removed(t: string, d: string, seqs: number[], ids: string[]): Promise<void> {
-    for (const index of this.all) await index.removed(t, d, seqs);
-    for (const listener of this.listeners) await listener(t, d, seqs, ids);
+    let failed: unknown = null;
+    for (const tell of [...this.all.map((i) => () => i.removed(t, d, seqs)), ...this.listeners.map((l) => () => l(t, d, seqs, ids))]) {
+      await tell().catch((err) => void (failed ??= err));
+    }
+    if (failed) throw failed;
   }
 
   async dropDataset(t: string, d: string): Promise<void> {

@@ -22,6 +22,8 @@ export interface RunState extends IngestRun {
    * did not make again are removed when it ends.
    */
   reparse_from_seq?: number;
+  /** the dataset's last seq when the reindex listed its objects: a record another object made after it is theirs, and stays */
+  reparse_manifest_seq?: number;
 }
 
 export interface RequestedParse { format?: string; filename?: string; id_field?: string; title_field?: string; body_field?: string; time_field?: string }

@@ -52,9 +52,10 @@ export async function commitBatch(store: Store, run: RunState, batch: Batch): Pr
       }
       const previous = store.ids.get([t, d, rec.id]);
       const old = previous === undefined ? undefined : store.records.get([t, d, previous]);
-      // parsing an object again: a record another object made since is theirs; one this run wrote already stays
+      // parsing an object again: a record another object made since the reindex began is theirs; one this run wrote already stays
       const reparse = run.reparse_from_seq;
-      const keptAsIs = reparse === undefined ? old && sameContent(old, rec) : old && (old.key !== run.key || (old.seq > reparse && sameContent(old, rec)));
+      const theirs = old && old.key !== run.key && old.seq > (run.reparse_manifest_seq ?? 0);
+      const keptAsIs = reparse === undefined ? old && sameContent(old, rec) : theirs || (old && old.key === run.key && old.seq > reparse && sameContent(old, rec));
       if (keptAsIs) {
         duplicates++;
         kept.push(rec);

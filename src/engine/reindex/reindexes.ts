@@ -8,8 +8,8 @@ import type { DerivedIndexes } from '../derived/derivedIndexes.js';
 import { Conflict, NotFound } from '../errors.js';
 import { newId, now } from '../ids.js';
 import { parseConfig, type Ingest } from '../ingest/ingest.js';
-import { newRun, type Runs } from '../ingest/runs.js';
-import type { JobContext, JobQueue, JobState } from '../jobs/queue.js';
+import { newRun, type RequestedParse, type Runs, type RunState } from '../ingest/runs.js';
+import { Interrupted, Permanent, type JobContext, type JobQueue, type JobState } from '../jobs/queue.js';
 import type { Sources } from '../sources/sources.js';
 import type { Store } from '../store/db.js';
 import { keys } from '../store/keys.js';
@@ -27,6 +27,10 @@ interface Progress {
   source_generation_ids: number[];
   target_generation_id: number | null;
   promotion_id: string | null;
+  /** the dataset's last seq when the manifest was made: a record past it that another object made is theirs */
+  manifest_seq: number;
+  /** the indexes rebuilt, fixed when the build starts: a resumed promote switches exactly these */
+  rebuilt: IndexName[];
 }
 
 class Cancelled extends Error {}
@@ -97,11 +101,14 @@ export class Reindexes {
       job.result = { ...p };
       await this.jobs.update(job);
     };
+    // checked between steps and inside each fill: a cancel, or a process stopping, need not wait for a whole build
     const stop = () => {
       if (ctx.cancelled()) throw new Cancelled('cancelled');
+      if (this.jobs.stopping) throw new Interrupted('the process is stopping: the reindex goes on when the data dir opens again');
     };
     if (p.phase === 'manifest') {
       p.manifest_cutoff_at = now();
+      p.manifest_seq = this.datasets.state(t, d).seq;
       p.objects = manifest(this.store, t, d, job.payload.source_id as number | null);
       await save('reparse');
     }
@@ -112,7 +119,10 @@ export class Reindexes {
       }
       await save('rebuild');
     }
-    const chosen = this.derived.all.filter((i) => (job.payload.indexes as IndexName[]).includes(i.name) && i.generation(t, d) !== null);
+    if (p.phase === 'rebuild' || p.phase === 'replay') {
+      p.rebuilt = this.derived.all.filter((i) => (job.payload.indexes as IndexName[]).includes(i.name) && i.generation(t, d) !== null).map((i) => i.name);
+    }
+    const chosen = p.rebuilt.map((name) => this.derived.get(name));
     if (p.phase === 'rebuild' || p.phase === 'replay') await this.rebuild(job, chosen, p, save, stop);
     // the switch is committed: what is left is removing the old generation, and it is the same after a crash
     for (const index of chosen) await index.promote(t, d, p.target_generation_id!);
@@ -130,13 +140,13 @@ export class Reindexes {
       const first = this.runs.state(t, object.run_id);
       if (object.reparse_run_id) run = this.runs.state(t, object.reparse_run_id);
       else {
-        const wanted = parseConfig(source, object.key, first.requested ?? {});
+        const wanted = parseConfig(source, object.key, first.requested ?? asRequested(first));
         if (same(wanted, { format: first.format, transform: first.transform })) {
           Object.assign(object, { status: 'done', unchanged: true });
           return await save();
         }
         run = newRun({ ...pick(first), input_kind: 'reindex', ...wanted, requested: first.requested });
-        Object.assign(run, { reindex_job_id: job.job_id, reparse_from_seq: this.datasets.state(t, d).seq, upload_session_id: first.upload_session_id });
+        Object.assign(run, { reindex_job_id: job.job_id, reparse_from_seq: this.datasets.state(t, d).seq, reparse_manifest_seq: progressOf(job).manifest_seq, upload_session_id: first.upload_session_id });
         this.runs.put(run);
         object.reparse_run_id = run.ingest_run_id;
         await save();
@@ -170,14 +180,14 @@ export class Reindexes {
         stop();
         const build = await index.build(t, d, g);
         builds.push(build);
-        const filled = await build.fill(cutoff);
+        const filled = await build.fill(cutoff, stop);
         if (n === 0) p.source_document_count = filled;
         crashPoint('reindex:rebuild', this.crashAt);
       }
       await save('replay');
       const upto = this.datasets.state(t, d).seq;
       for (const [n, build] of builds.entries()) {
-        const replayed = await build.fill(upto);
+        const replayed = await build.fill(upto, stop);
         if (n === 0) p.replay_document_count = replayed;
         crashPoint('reindex:replay', this.crashAt);
       }
@@ -189,6 +199,8 @@ export class Reindexes {
         const current: JobState = this.store.meta.get(keys.job(t, job.job_id));
         // a cancel that came since the last look: nothing is switched (before any write: a throw here does not undo writes)
         if (current.cancel_requested) throw new Cancelled('cancelled');
+        const ds = this.store.meta.get(keys.dataset(t, d));
+        if (!ds || ds.deleting) throw new Permanent(`dataset '${d}' is being deleted: the reindex stops`);
         for (const index of chosen) index.point(t, d, g);
         this.store.meta.put(keys.job(t, job.job_id), { ...current, result: { ...promoted }, updated_at: now() });
       });
@@ -205,6 +217,15 @@ export class Reindexes {
 const pick = (run: { tenant_id: string; dataset_id: string; source_id: number; bucket: string; key: string; etag: string }) => ({
   tenant_id: run.tenant_id, dataset_id: run.dataset_id, source_id: run.source_id, bucket: run.bucket, key: run.key, etag: run.etag,
 });
+
+/**
+ * What a run made before runs kept their request named is taken to have named: its format and its
+ * four field choices, which then stay as they were (ids too); rename and drop follow the source.
+ */
+function asRequested(run: RunState): RequestedParse {
+  const { id_field, title_field, body_field, time_field } = run.transform;
+  return Object.fromEntries(Object.entries({ format: run.format, id_field, title_field, body_field, time_field }).filter(([, v]) => v));
+}
 
 /** Equal as JSON, whatever the order of their keys. */
 function same(a: unknown, b: unknown): boolean {
@@ -224,6 +245,8 @@ function progressOf(job: JobState): Progress {
     source_generation_ids: r.source_generation_ids ?? [],
     target_generation_id: r.target_generation_id ?? null,
     promotion_id: r.promotion_id ?? null,
+    manifest_seq: r.manifest_seq ?? 0,
+    rebuilt: r.rebuilt ?? [],
   };
 }
 

@@ -125,12 +125,13 @@ export class SqlIndexes implements DerivedIndex {
    * Loads the records past `state.seq` up to `upto` into the generation `state` describes (the
    * published one, or one being built), a slice at a time; a long load commits in steps.
    */
-  private async load(db: TenantDb, conn: DuckDBConnection, t: string, d: string, state: TableState, upto: number, published: boolean): Promise<Loader> {
+  private async load(db: TenantDb, conn: DuckDBConnection, t: string, d: string, state: TableState, upto: number, published: boolean, maxRows = Infinity): Promise<Loader> {
     const loader = new Loader(conn, d, state, this.variantCounts(t, d), published);
     await loader.open();
     let sinceCommit = 0;
     let lastBatch: string | null = null;
     for (const slice of this.slices(t, d, state.seq + 1, upto)) {
+      if (loader.rows >= maxRows) break;
       let rest = slice;
       if (sinceCommit >= COMMIT_ROWS) {
         // records of one ingest batch share created_at: a step ends only where a batch does
@@ -265,15 +266,22 @@ export class SqlIndexes implements DerivedIndex {
       return state;
     };
     return {
-      fill: (upto) =>
-        db.write(async (conn) => {
-          const state = mine();
-          const loader = await this.load(db, conn, t, d, state, upto, false);
-          state.seq = Math.max(state.seq, upto);
-          state.version++;
-          await saveTableState(conn, d, state, 'pending');
-          return loader.rows;
-        }),
+      // a write of its own per step: the tenant's other datasets' writes take their turns between them
+      fill: async (upto, stop) => {
+        for (let total = 0; ; ) {
+          stop?.();
+          const rows = await db.write(async (conn) => {
+            const state = mine();
+            const loader = await this.load(db, conn, t, d, state, upto, false, COMMIT_ROWS);
+            state.seq = loader.rows >= COMMIT_ROWS ? Math.max(state.seq, loader.lastSeq) : Math.max(state.seq, upto);
+            state.version++;
+            await saveTableState(conn, d, state, 'pending');
+            return loader.rows;
+          });
+          total += rows;
+          if (rows < COMMIT_ROWS) return total;
+        }
+      },
       seal: async () => void mine(), // each fill commits
       discard: () => db.write(async (conn) => void (db.pending.get(d)?.generation === generation && (await this.dropPending(db, conn, d)))),
     };

@@ -114,8 +114,9 @@ export class TextIndexes implements DerivedIndex {
     const staged: Staged = { t, d, generation };
     await this.call({ op: 'stage', target: this.target(t, d), generation });
     return {
-      fill: async (upto) => {
+      fill: async (upto, stop) => {
         for (let total = 0; ; ) {
+          stop?.();
           const n = await this.call<number>({ op: 'fill', staged, upto, limit: FILL_SLICE });
           if (n === 0) return total;
           total += n;

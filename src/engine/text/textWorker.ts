@@ -44,6 +44,14 @@ function staged({ t, d, generation: g }: Staged): TextIndex {
   return found.index;
 }
 
+/**
+ * The tombstones a snapshot made unnecessary, unless a new generation is being built: its sealed
+ * snapshot may still hold those records, and after a crash it opens with only the tombstones to lose them.
+ */
+function kept(t: string, d: string, gone: number[]): number[] {
+  return staging.has(keyOf(t, d)) ? [] : gone;
+}
+
 /** Removes the snapshots of the dataset's other generations. */
 function removeOthers(t: string, d: string, keep: number): void {
   const kept = basename(layout.textSnapshot(dataDir, t, d, keep));
@@ -62,7 +70,7 @@ function snapshotAll(): { t: string; d: string; gone: number[]; error?: string }
   const written = [];
   for (const { index: idx } of open.values()) {
     try {
-      written.push({ t: idx.tenantId, d: idx.datasetId, gone: idx.snapshot() });
+      written.push({ t: idx.tenantId, d: idx.datasetId, gone: kept(idx.tenantId, idx.datasetId, idx.snapshot()) });
     } catch (err) {
       // its tombstones stay, and it is replayed from the store when next opened
       written.push({ t: idx.tenantId, d: idx.datasetId, gone: [], error: (err as Error).message });
@@ -83,7 +91,7 @@ function handle(req: TextRequest): unknown {
       staging.get(keyOf(req.target.t, req.target.d))?.index.remove(req.seqs);
       return open.get(keyOf(req.target.t, req.target.d))?.index.remove(req.seqs);
     case 'snapshot': // of an open index only: a dataset deleted meanwhile is not brought back
-      return open.get(keyOf(req.target.t, req.target.d))?.index.snapshot() ?? [];
+      return kept(req.target.t, req.target.d, open.get(keyOf(req.target.t, req.target.d))?.index.snapshot() ?? []);
     case 'snapshotAll':
       return snapshotAll();
     case 'forget':

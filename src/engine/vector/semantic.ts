@@ -103,9 +103,10 @@ export class Semantic implements DerivedIndex {
     index.destroy(); // what a crashed attempt left
     this.indexes.building.set(`${t}/${d}`, { generation: g, index });
     return {
-      fill: async (upto) => {
+      fill: async (upto, stop) => {
         let n = 0;
         for (let batch = this.worker.batch(t, d, index.seq, upto); batch.length > 0; batch = this.worker.batch(t, d, index.seq, upto)) {
+          stop?.();
           await this.worker.embedInto(index, space, batch);
           n += batch.length;
         }
