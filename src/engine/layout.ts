@@ -6,7 +6,7 @@ import { join } from 'node:path';
  *   meta/                         LMDB: records and every piece of state (the truth)
  *   secret, lock, server.json     signing secret, the process lock, a running server's address
  *   blobs/<tenant>/<bucket>/<key> stored objects (and a tenant's temp files)
- *   indexes/<tenant>/<dataset>/   derived indexes: text-<generation>.snapshot, vector-<generation>/
+ *   indexes/<tenant>/<dataset>/   derived indexes: text-<generation>.snapshot, vector-<generation>.*
  *   sql/<tenant>.duckdb           the SQL index of a tenant
  */
 export const layout = {
