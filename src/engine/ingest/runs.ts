@@ -97,6 +97,16 @@ export class Runs {
     return this.committed(tenantId, runId);
   }
 
+  /** The run, or undefined when there is none by that id. */
+  find(tenantId: string, runId: string): RunState | undefined {
+    try {
+      return this.state(tenantId, runId);
+    } catch (err) {
+      if (err instanceof NotFound) return undefined;
+      throw err;
+    }
+  }
+
   /** The run as the store holds it: counters of committed batches only. */
   committed(tenantId: string, runId: string): RunState {
     const run = this.store.meta.get(keys.run(tenantId, runId));

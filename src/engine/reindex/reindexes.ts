@@ -134,12 +134,12 @@ export class Reindexes {
   private async reparse(job: JobState, object: ManifestObject, save: () => Promise<void>): Promise<void> {
     const t = job.tenant_id;
     const d = String(job.payload.dataset_id);
-    let run;
+    let run: RunState | undefined;
     try {
       const source = this.sources.get(t, object.source_id);
       const first = this.runs.state(t, object.run_id);
-      if (object.reparse_run_id) run = this.runs.state(t, object.reparse_run_id);
-      else {
+      if (object.reparse_run_id) run = this.runs.find(t, object.reparse_run_id);
+      if (!run) {
         const wanted = parseConfig(source, object.key, first.requested ?? asRequested(first));
         if (same(wanted, { format: first.format, transform: first.transform })) {
           Object.assign(object, { status: 'done', unchanged: true });
@@ -147,9 +147,10 @@ export class Reindexes {
         }
         run = newRun({ ...pick(first), input_kind: 'reindex', ...wanted, requested: first.requested });
         Object.assign(run, { reindex_job_id: job.job_id, reparse_from_seq: this.datasets.state(t, d).seq, reparse_manifest_seq: progressOf(job).manifest_seq, upload_session_id: first.upload_session_id });
-        this.runs.put(run);
-        object.reparse_run_id = run.ingest_run_id;
+        // the job names the run before the run is stored: a crash between leaves no run that nothing will ever take up
+        run.ingest_run_id = object.reparse_run_id ??= run.ingest_run_id;
         await save();
+        this.runs.put(run);
       }
     } catch (err) {
       if (!(err instanceof NotFound)) throw err;

@@ -134,7 +134,12 @@ export class Semantic implements DerivedIndex {
     const built = this.indexes.building.get(`${t}/${d}`)?.index;
     this.indexes.building.delete(`${t}/${d}`);
     this.indexes.forget(t, d);
-    if (built) this.indexes.adopt(t, d, built);
+    if (built) {
+      // a record deleted while its batch was being embedded got in after the deletion looked
+      const gone = [...built.seqs()].filter((seq) => !this.store.records.doesExist([t, d, seq]));
+      if (gone.length > 0) built.remove(gone);
+      this.indexes.adopt(t, d, built);
+    }
     this.removeGenerations(t, d, g);
     await this.catchUp(t, d);
     if (built && built.seq < this.datasets.state(t, d).seq) await this.worker.repair(t, d);
