@@ -47,7 +47,6 @@ describe('reindex jobs', () => {
     await stream(d, rows(0, 300));
     await stream(d, rows(300, 200));
     expect(await hits(d, 'zqxtag3')).toBe(0); // the tag is metadata: text search does not see it
-    const [source] = expectStatus(await http.get(`/v1/admin/sources?dataset_id=${d}`), 200).sources;
     await changeTransform(d, { title_field: 'tag' });
 
     const job = expectStatus(await http.post('/v1/admin/reindex/jobs', { dataset_id: d }), 202);

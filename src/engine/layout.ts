@@ -1,4 +1,5 @@
-import { join } from 'node:path';
+import { readdirSync, rmSync } from 'node:fs';
+import { basename, join } from 'node:path';
 
 /**
  * Where everything lives in a data dir: the one place that names its files and folders.
@@ -24,3 +25,18 @@ export const layout = {
   sqlDir: (dataDir: string) => join(dataDir, 'sql'),
   sqlFile: (dataDir: string, t: string) => join(dataDir, 'sql', `${t}.duckdb`),
 };
+
+/** Removes the files of a dataset's text or vector generations but those of `keep`: a generation left by a crash or a cancel, or one replaced. */
+export function removeGenerations(dataDir: string, t: string, d: string, kind: 'text' | 'vector', keep: number[]): void {
+  const dir = layout.datasetIndexes(dataDir, t, d);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return; // no folder: nothing to remove
+  }
+  const ours = kind === 'text' ? /^text(-\d+)?\.snapshot$/ : /^vector-\d+\./;
+  const kept = (name: string) =>
+    keep.some((g) => (kind === 'text' ? name === basename(layout.textSnapshot(dataDir, t, d, g)) : name.startsWith(`${basename(layout.vectorBase(dataDir, t, d, g))}.`)));
+  for (const name of names) if (ours.test(name) && !kept(name)) rmSync(join(dir, name), { force: true });
+}

@@ -81,7 +81,10 @@ export class DataDeletion {
   private cancelled(job: JobState): void {
     const target = job.payload.target as Target;
     const ds = target.scope === 'dataset' && this.store.meta.get(keys.dataset(job.tenant_id, target.dataset_id));
-    if (ds) this.store.meta.put(keys.dataset(job.tenant_id, target.dataset_id), { ...ds, deleting: false });
+    if (!ds) return;
+    this.store.meta.put(keys.dataset(job.tenant_id, target.dataset_id), { ...ds, deleting: false });
+    // records deleted meanwhile were left in the SQL table for the whole drop: their tombstones apply once this commits
+    setImmediate(() => void this.derived.catchUp(job.tenant_id, target.dataset_id));
   }
 
   private async run(job: JobState): Promise<Record<string, unknown>> {

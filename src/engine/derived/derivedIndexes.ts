@@ -35,6 +35,11 @@ export class DerivedIndexes {
     for (const index of this.all) await index.follow(run, save);
   }
 
+  /** Brings every index up to the store; a failure is logged, and the next ingest or open tries again. */
+  async catchUp(t: string, d: string): Promise<void> {
+    for (const index of this.all) await index.catchUp(t, d).catch((err) => logProblem(`${index.name}_catch_up_failed`, err, { tenant_id: t, dataset_id: d }));
+  }
+
   deleting(t: string, d: string, seqs: number[]): void {
     for (const index of this.all) index.deleting(t, d, seqs);
   }

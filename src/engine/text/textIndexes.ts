@@ -82,7 +82,6 @@ export class TextIndexes implements DerivedIndex {
 
   /** Should the worker not take them now, the tombstones make the index drop them when it next opens. */
   async removed(t: string, d: string, seqs: number[]): Promise<void> {
-    if (this.store.meta.get(keys.dataset(t, d))?.deleting) return; // the whole index goes at the end
     await this.call({ op: 'remove', target: this.target(t, d), seqs }).catch(() => {});
   }
 

@@ -4,10 +4,9 @@
  * records it replays from the same LMDB environment; the main thread sends it the records it
  * has just committed.
  */
-import { readdirSync, rmSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { rmSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { layout } from '../layout.js';
+import { layout, removeGenerations } from '../layout.js';
 import { openStore } from '../store/db.js';
 import { keys } from '../store/keys.js';
 import type { Staged, Target, TextReply, TextRequest, TextResult } from './protocol.js';
@@ -33,7 +32,10 @@ function index({ t, d, config }: Target): TextIndex {
   const wanted = JSON.stringify(config);
   const found = open.get(keyOf(t, d));
   if (found && found.config === wanted) return found.index;
-  const opened = new TextIndex(store, t, d, layout.textSnapshot(dataDir, t, d, generation(t, d)), config).open();
+  const g = generation(t, d);
+  const opened = new TextIndex(store, t, d, layout.textSnapshot(dataDir, t, d, g), config).open();
+  // what a crashed or cancelled reindex left: every generation but this one and one being built
+  removeGenerations(dataDir, t, d, 'text', [g, ...(staging.has(keyOf(t, d)) ? [staging.get(keyOf(t, d))!.generation] : [])]);
   open.set(keyOf(t, d), { index: opened, config: wanted });
   return opened;
 }
@@ -52,18 +54,6 @@ function kept(t: string, d: string, gone: number[]): number[] {
   return staging.has(keyOf(t, d)) ? [] : gone;
 }
 
-/** Removes the snapshots of the dataset's other generations. */
-function removeOthers(t: string, d: string, keep: number): void {
-  const kept = basename(layout.textSnapshot(dataDir, t, d, keep));
-  const dir = dirname(layout.textSnapshot(dataDir, t, d, keep));
-  let names: string[] = [];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) if (/^text(-\d+)?\.snapshot$/.test(name) && name !== kept) rmSync(`${dir}/${name}`, { force: true });
-}
 
 /** Writes every open index that changed; one that cannot be written does not keep the others from it. */
 function snapshotAll(): { t: string; d: string; gone: number[]; error?: string }[] {
@@ -122,7 +112,7 @@ function handle(req: TextRequest): unknown {
         built.index.catchUp(); // what was committed since its last fill
         open.set(keyOf(t, d), { index: built.index, config: built.config });
       } // else (a restart since it was built) it opens from its snapshot on first use
-      removeOthers(t, d, req.generation);
+      removeGenerations(dataDir, t, d, 'text', [req.generation]);
       return null;
     }
   }

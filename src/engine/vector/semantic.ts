@@ -1,5 +1,3 @@
-import { readdirSync, rmSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
 import type { Datasets } from '../datasets/datasets.js';
 import type { Build, DerivedIndex } from '../derived/derivedIndex.js';
 import type { RunState } from '../ingest/runs.js';
@@ -8,6 +6,7 @@ import { logProblem } from '../log.js';
 import type { Sources } from '../sources/sources.js';
 import { removePrefix, type Store } from '../store/db.js';
 import { keys } from '../store/keys.js';
+import { removeGenerations } from '../layout.js';
 import { FilterBackfill } from './backfill.js';
 import { EmbedWorker } from './embedJob.js';
 import type { EmbedderSettings } from './embedders/embedder.js';
@@ -45,7 +44,7 @@ export class Semantic implements DerivedIndex {
   readonly backfill: FilterBackfill;
   readonly search: SemanticSearch;
 
-  constructor(private readonly store: Store, dataDir: string, private readonly datasets: Datasets, sources: Sources, jobs: JobQueue, config: SemanticConfig, opts: SemanticOptions = {}) {
+  constructor(private readonly store: Store, private readonly dataDir: string, private readonly datasets: Datasets, sources: Sources, jobs: JobQueue, config: SemanticConfig, opts: SemanticOptions = {}) {
     const embedders = opts.embedders ?? new Embedders(config.embedder, {}, config.embeddingsFile);
     this.indexes = new VectorIndexes(store, dataDir, datasets, sources, embedders);
     this.worker = new EmbedWorker(store, datasets, jobs, this.indexes, opts.retryBaseMs ?? config.retryBaseMs);
@@ -76,7 +75,7 @@ export class Semantic implements DerivedIndex {
 
   async dropDataset(t: string, d: string): Promise<void> {
     this.forget(t, d);
-    this.removeGenerations(t, d, null);
+    removeGenerations(this.dataDir, t, d, 'vector', []);
     await this.store.meta.transaction(() => {
       this.store.meta.remove(keys.vectorGeneration(t, d));
       this.store.meta.remove(keys.vectorJob(t, d));
@@ -140,7 +139,7 @@ export class Semantic implements DerivedIndex {
       if (gone.length > 0) built.remove(gone);
       this.indexes.adopt(t, d, built);
     }
-    this.removeGenerations(t, d, g);
+    removeGenerations(this.dataDir, t, d, 'vector', [g]);
     await this.catchUp(t, d);
     if (built && built.seq < this.datasets.state(t, d).seq) await this.worker.repair(t, d);
   }
@@ -156,18 +155,5 @@ export class Semantic implements DerivedIndex {
   private forget(t: string, d?: string): void {
     this.indexes.forget(t, d);
     for (const key of [...this.indexes.building.keys()]) if (d ? key === `${t}/${d}` : key.startsWith(`${t}/`)) this.indexes.building.delete(key);
-  }
-
-  /** Removes the files of the dataset's vector generations but `keep`. */
-  private removeGenerations(t: string, d: string, keep: number | null): void {
-    const dir = dirname(this.indexes.base(t, d, 0));
-    let names: string[] = [];
-    try {
-      names = readdirSync(dir);
-    } catch {
-      return;
-    }
-    const kept = keep === null ? null : `${basename(this.indexes.base(t, d, keep))}.`;
-    for (const name of names) if (/^vector-\d+\./.test(name) && !(kept && name.startsWith(kept))) rmSync(join(dir, name), { force: true });
   }
 }

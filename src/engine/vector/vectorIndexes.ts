@@ -1,7 +1,7 @@
 import type { Datasets } from '../datasets/datasets.js';
 import { logProblem } from '../log.js';
 import type { Sources } from '../sources/sources.js';
-import { layout } from '../layout.js';
+import { layout, removeGenerations } from '../layout.js';
 import { scanPrefix, type Store } from '../store/db.js';
 import { keys } from '../store/keys.js';
 import { datasetSemantic, spaceHash, type DatasetSemantic } from './config.js';
@@ -68,6 +68,9 @@ export class VectorIndexes {
       this.store.meta.putSync(keys.vectorGeneration(tenantId, datasetId), { generation, config: space.hash, incarnation } satisfies Generation);
     }
     const index = new VectorIndex(this.base(tenantId, datasetId, generation), space.hash).open();
+    // what a crashed or cancelled reindex left: every generation but this one and one being built
+    const building = this.building.get(key)?.generation;
+    removeGenerations(this.dataDir, tenantId, datasetId, 'vector', building === undefined ? [generation] : [generation, building]);
     const gone = [...index.seqs()].filter((seq) => !this.store.records.doesExist([tenantId, datasetId, seq]));
     if (gone.length > 0) index.remove(gone);
     this.open.set(key, { incarnation, index });
