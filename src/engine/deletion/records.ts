@@ -1,3 +1,4 @@
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { DatasetState } from '../datasets/datasets.js';
 import type { DerivedIndexes } from '../derived/derivedIndexes.js';
 import type { StoredRecord } from '../records.js';
@@ -5,6 +6,8 @@ import { MAX_KEY, type Store } from '../store/db.js';
 import { keys } from '../store/keys.js';
 
 const BATCH = 2000;
+/** Records looked at between two turns of the event loop. */
+const SCAN_TURN = 5000;
 
 /** Which records go: those a scan of the dataset matches, or the ones at these sequences (no scan). */
 export type Selection = ((rec: StoredRecord) => boolean) | { seqs: number[] };
@@ -33,7 +36,11 @@ export async function deleteRecords(store: Store, derived: DerivedIndexes, t: st
     await derived.removed(t, d, gone.map((r) => r.seq), gone.map((r) => r.id));
     for (const rec of gone) byKey.set(rec.key, (byKey.get(rec.key) ?? 0) + 1);
   };
-  for (const rec of selected(store, t, d, select)) {
+  let looked = 0;
+  for (const rec of candidates(store, t, d, select)) {
+    // a scan that matches little still lets the event loop turn
+    if (++looked % SCAN_TURN === 0) await yieldToLoop();
+    if (typeof select === 'function' && !select(rec)) continue;
     batch.push(rec);
     if (batch.length >= BATCH) await flush();
   }
@@ -41,7 +48,8 @@ export async function deleteRecords(store: Store, derived: DerivedIndexes, t: st
   return byKey;
 }
 
-function* selected(store: Store, t: string, d: string, select: Selection): Iterable<StoredRecord> {
+/** The records a selection looks at: the dataset's, in order, for a scan; those at its sequences otherwise. */
+function* candidates(store: Store, t: string, d: string, select: Selection): Iterable<StoredRecord> {
   if (typeof select !== 'function') {
     for (const seq of select.seqs) {
       const rec: StoredRecord | undefined = store.records.get([t, d, seq]);
@@ -49,5 +57,5 @@ function* selected(store: Store, t: string, d: string, select: Selection): Itera
     }
     return;
   }
-  for (const { value: rec } of store.records.getRange({ start: [t, d, 0], end: [t, d, MAX_KEY] })) if (select(rec)) yield rec;
+  for (const { value: rec } of store.records.getRange({ start: [t, d, 0], end: [t, d, MAX_KEY] })) yield rec;
 }
