@@ -196,9 +196,10 @@ export class Reindexes {
       stop();
       // the phase is stored with the switch: a job that did not switch never says promote
       const promoted: Progress = { ...p, phase: 'promote', promotion_id: newId('prom') };
-      await this.store.meta.transaction(() => {
+      // a synchronous transaction: lmdb's asynchronous ones keep the writes made before a throw, and this one must be all or nothing
+      this.store.meta.transactionSync(() => {
         const current: JobState = this.store.meta.get(keys.job(t, job.job_id));
-        // a cancel that came since the last look: nothing is switched (before any write: a throw here does not undo writes)
+        // a cancel that came since the last look: nothing is switched
         if (current.cancel_requested) throw new Cancelled('cancelled');
         const ds = this.store.meta.get(keys.dataset(t, d));
         if (!ds || ds.deleting) throw new Permanent(`dataset '${d}' is being deleted: the reindex stops`);

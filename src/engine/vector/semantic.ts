@@ -100,7 +100,7 @@ export class Semantic implements DerivedIndex {
     const space = this.indexes.space(t, d)!;
     const index = new VectorIndex(this.indexes.base(t, d, g), space.hash);
     index.destroy(); // what a crashed attempt left
-    this.indexes.building.set(`${t}/${d}`, { generation: g, index });
+    this.indexes.building.set(`${t}/${d}`, { generation: g, index, config: space.hash });
     return {
       fill: async (upto, stop) => {
         let n = 0;
@@ -122,10 +122,12 @@ export class Semantic implements DerivedIndex {
     };
   }
 
+  /** Names the configuration the generation was built with: an embedder changed since makes the next open start afresh. */
   point(t: string, d: string, g: number): void {
-    const space = this.indexes.space(t, d)!;
-    const pointer: Generation = { generation: g, config: space.hash, incarnation: this.datasets.state(t, d).created_at };
-    this.store.meta.put(keys.vectorGeneration(t, d), pointer);
+    const built = this.indexes.building.get(`${t}/${d}`);
+    const ds = this.store.meta.get(keys.dataset(t, d));
+    if (!built || built.generation !== g || !ds) throw new Error(`generation ${g} of the vectors of '${d}' is not built`);
+    this.store.meta.put(keys.vectorGeneration(t, d), { generation: g, config: built.config, incarnation: ds.created_at } satisfies Generation);
   }
 
   /** The built index serves; records committed since its last fill are embedded by the dataset's job, as after any restart. */

@@ -26,7 +26,7 @@ export interface Generation { generation: number; config: string; incarnation: s
 export class VectorIndexes {
   private readonly open = new Map<string, { incarnation: string; index: VectorIndex }>();
   /** new generations a reindex is building, by `tenant/dataset` */
-  readonly building = new Map<string, { generation: number; index: VectorIndex }>();
+  readonly building = new Map<string, { generation: number; index: VectorIndex; config: string }>();
   /** Called when an index opens behind its dataset with no run waiting on it (a new generation, a lost snapshot). */
   onBehind: (tenantId: string, datasetId: string) => void = () => {};
 
