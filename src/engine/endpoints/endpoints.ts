@@ -1,0 +1,169 @@
+import type { Endpoint, EndpointCreate, EndpointList, EndpointParam, EndpointUpdate } from '../../api/endpoints.js';
+import type { SearchEnvelope, SearchRequest } from '../../api/search.js';
+import type { Caller } from '../auth/caller.js';
+import { Conflict, Invalid, NotFound, type Issue } from '../errors.js';
+import { now } from '../ids.js';
+import type { Search } from '../search/search.js';
+import { scanPrefix, type Store } from '../store/db.js';
+import { keys } from '../store/keys.js';
+
+type Value = string | number | boolean | string[];
+const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
+const WHOLE = /^\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$/;
+
+/** Every placeholder named anywhere in a string member of a request. */
+function placeholders(value: unknown, out = new Set<string>()): Set<string> {
+  if (typeof value === 'string') for (const m of value.matchAll(PLACEHOLDER)) out.add(m[1]!);
+  else if (Array.isArray(value)) value.forEach((v) => placeholders(v, out));
+  else if (value && typeof value === 'object') Object.values(value).forEach((v) => placeholders(v, out));
+  return out;
+}
+
+/** A value as one quoted phrase of q: its quotes and backslashes escaped, so it can never close the phrase. */
+const phrase = (v: Value): string => `"${String(Array.isArray(v) ? v.join(' ') : v).replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+
+/**
+ * Fills a request's placeholders. A string that is one placeholder becomes the typed value itself
+ * (a number, a list); a placeholder inside a longer string becomes its text. In `q` every value is
+ * a quoted phrase.
+ */
+function fill(value: unknown, values: Record<string, Value>, inQ = false): unknown {
+  if (typeof value === 'string') {
+    if (inQ) return value.replace(PLACEHOLDER, (_, n: string) => (values[n] === undefined ? '' : phrase(values[n]!)));
+    const whole = WHOLE.exec(value);
+    if (whole) return values[whole[1]!] ?? null;
+    return value.replace(PLACEHOLDER, (_, n: string) => (values[n] === undefined ? '' : String(values[n])));
+  }
+  if (Array.isArray(value)) return value.map((v) => fill(v, values));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v, values, k === 'q')]));
+  return value;
+}
+
+/** Turns one raw value (a query-string text, or a JSON value) into the parameter's type, or says why not. */
+function coerce(p: EndpointParam, raw: unknown, fromQuery: boolean): { ok: true; value: Value } | { ok: false; msg: string } {
+  const bad = (msg: string) => ({ ok: false as const, msg });
+  const one = fromQuery && Array.isArray(raw) && p.type !== 'string[]' ? raw[raw.length - 1] : raw;
+  switch (p.type) {
+    case 'string':
+      return typeof one === 'string' ? { ok: true, value: one } : bad('Input should be a valid string');
+    case 'timestamp':
+      return typeof one === 'string' && !Number.isNaN(Date.parse(one)) ? { ok: true, value: new Date(one).toISOString() } : bad('Input should be a valid timestamp');
+    case 'integer':
+    case 'number': {
+      const n = typeof one === 'number' ? one : typeof one === 'string' && fromQuery && one.trim() !== '' ? Number(one) : NaN;
+      if (!Number.isFinite(n)) return bad(`Input should be a valid ${p.type}`);
+      if (p.type === 'integer' && !Number.isInteger(n)) return bad('Input should be a valid integer');
+      return { ok: true, value: n };
+    }
+    case 'boolean':
+      if (typeof one === 'boolean') return { ok: true, value: one };
+      if (fromQuery && (one === 'true' || one === 'false')) return { ok: true, value: one === 'true' };
+      return bad('Input should be a valid boolean');
+    case 'string[]': {
+      const list = typeof raw === 'string' ? (fromQuery ? [raw] : null) : raw;
+      return Array.isArray(list) && list.every((s) => typeof s === 'string') ? { ok: true, value: list as string[] } : bad('Input should be a valid list of strings');
+    }
+  }
+}
+
+function bounds(p: EndpointParam, v: Value): string | null {
+  if (p.enum && !(Array.isArray(v) ? v : [v]).every((x) => p.enum!.includes(x as string | number))) return `Input should be one of ${p.enum.map((e) => JSON.stringify(e)).join(', ')}`;
+  const n = typeof v === 'number' ? v : null;
+  if (n !== null && p.min !== undefined && n < p.min) return `Input should be greater than or equal to ${p.min}`;
+  if (n !== null && p.max !== undefined && n > p.max) return `Input should be less than or equal to ${p.max}`;
+  return null;
+}
+
+/**
+ * Query endpoints: saved searches with typed parameters, run by any member. Stored under
+ * `[t, 'endpoint', name]`.
+ */
+export class Endpoints {
+  constructor(private readonly store: Store, private readonly search: Search) {}
+
+  private check(req: EndpointUpdate): void {
+    if (!req.search_request) throw new Invalid('search_request is required', [{ loc: ['body', 'search_request'], msg: 'Field required', type: 'missing' }]);
+    const issues: Issue[] = [];
+    const declared = new Map<string, number>();
+    (req.params ?? []).forEach((p, i) => {
+      if (declared.has(p.name)) issues.push({ loc: ['body', 'params', i, 'name'], msg: `parameter ${p.name} is declared twice`, type: 'value_error' });
+      declared.set(p.name, i);
+      if (p.default !== undefined) {
+        const c = coerce(p, p.default, false);
+        const why = c.ok ? bounds(p, c.value) : c.msg;
+        if (why) issues.push({ loc: ['body', 'params', i, 'default'], msg: why, type: 'value_error', input: p.default });
+      }
+    });
+    const used = placeholders(req.search_request);
+    for (const name of used)
+      if (!declared.has(name)) issues.push({ loc: ['body', 'search_request'], msg: `placeholder {{${name}}} names no declared parameter`, type: 'value_error', input: name });
+    for (const [name, i] of declared)
+      if (!used.has(name)) issues.push({ loc: ['body', 'params', i, 'name'], msg: `parameter ${name} is used by no placeholder`, type: 'value_error', input: name });
+    if (issues.length) throw new Invalid(issues[0]!.msg, issues);
+  }
+
+  private toEndpoint(name: string, req: EndpointUpdate, createdAt: string): Endpoint {
+    return { name, description: req.description ?? null, search_request: req.search_request!, params: (req.params ?? []).map((p) => ({ ...p, required: p.required ?? false })), created_at: createdAt, updated_at: now() };
+  }
+
+  async create(caller: Caller, req: EndpointCreate): Promise<Endpoint> {
+    this.check(req);
+    const key = keys.endpoint(caller.tenant_id, req.name);
+    const made = this.toEndpoint(req.name, req, now());
+    const stored = await this.store.meta.transaction(() => {
+      if (this.store.meta.get(key) !== undefined) return false;
+      this.store.meta.put(key, made);
+      return true;
+    });
+    if (!stored) throw new Conflict(`query endpoint ${req.name} already exists`);
+    return made;
+  }
+
+  async update(caller: Caller, name: string, req: EndpointUpdate): Promise<Endpoint> {
+    const old = this.get(caller, name);
+    this.check(req);
+    const made = this.toEndpoint(name, req, old.created_at);
+    await this.store.meta.put(keys.endpoint(caller.tenant_id, name), made);
+    return made;
+  }
+
+  list(caller: Caller): EndpointList {
+    return { endpoints: [...scanPrefix<Endpoint>(this.store.meta, keys.endpoint(caller.tenant_id))].map((e) => e.value) };
+  }
+
+  get(caller: Caller, name: string): Endpoint {
+    const e: Endpoint | undefined = this.store.meta.get(keys.endpoint(caller.tenant_id, name));
+    if (!e) throw new NotFound(`query endpoint ${name} not found`);
+    return e;
+  }
+
+  async remove(caller: Caller, name: string): Promise<Endpoint> {
+    const e = this.get(caller, name);
+    await this.store.meta.remove(keys.endpoint(caller.tenant_id, name));
+    return e;
+  }
+
+  /** Runs an endpoint with raw values: from the query string (`where` = 'query', texts) or a JSON body. */
+  async run(caller: Caller, name: string, raw: Record<string, unknown>, where: 'query' | 'body'): Promise<SearchEnvelope> {
+    const e = this.get(caller, name);
+    const issues: Issue[] = [];
+    const loc = (n: string) => [where, n];
+    const values: Record<string, Value> = {};
+    const declared = new Map(e.params.map((p) => [p.name, p]));
+    for (const n of Object.keys(raw)) if (!declared.has(n)) issues.push({ loc: loc(n), msg: `unknown parameter ${n}`, type: 'extra_forbidden', input: raw[n] });
+    for (const p of e.params) {
+      const given = raw[p.name];
+      if (given === undefined) {
+        if (p.default !== undefined) values[p.name] = p.default as Value;
+        else if (p.required) issues.push({ loc: loc(p.name), msg: 'Field required', type: 'missing' });
+        continue;
+      }
+      const c = coerce(p, given, where === 'query');
+      const why = c.ok ? bounds(p, c.value) : c.msg;
+      if (why || !c.ok) issues.push({ loc: loc(p.name), msg: why!, type: 'value_error', input: given });
+      else values[p.name] = c.value;
+    }
+    if (issues.length) throw new Invalid(issues[0]!.msg, issues);
+    return this.search.run(caller, fill(e.search_request, values) as SearchRequest);
+  }
+}
