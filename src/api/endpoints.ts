@@ -1,7 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { DateTime, Literals, Nullable } from './common.js';
 import { LIMITS } from './limits.js';
-import { SearchRequest } from './search.js';
+import { SearchEnvelope, SearchRequest } from './search.js';
+import { SqlEnvelope } from './sql.js';
 
 export const EndpointParamType = Literals(['string', 'integer', 'number', 'boolean', 'timestamp', 'string[]'] as const);
 export type EndpointParamType = Static<typeof EndpointParamType>;
@@ -34,6 +35,9 @@ export const EndpointCreate = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: LIMITS.datasetId, pattern: '^[a-z0-9][a-z0-9_-]*$' }),
     description: Type.Optional(Type.String({ maxLength: LIMITS.description })),
+    /** one read-only statement; its parameters are DuckDB's named `$name`, bound, never spliced */
+    sql: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.sql })),
+    /** a search whose string members may hold `{{param}}` placeholders */
     search_request: Type.Optional(SearchRequest),
     params: Type.Optional(Type.Array(EndpointParam, { maxItems: LIMITS.endpointParams })),
   },
@@ -46,7 +50,8 @@ export type EndpointUpdate = Static<typeof EndpointUpdate>;
 export const Endpoint = Type.Object({
   name: Type.String(),
   description: Nullable(Type.String()),
-  search_request: SearchRequest,
+  sql: Nullable(Type.String()),
+  search_request: Nullable(SearchRequest),
   params: Type.Array(EndpointParam),
   created_at: DateTime,
   updated_at: DateTime,
@@ -59,3 +64,5 @@ export const EndpointPath = Type.Object({ name: Type.String({ minLength: 1, maxL
 export const EndpointRun = Type.Object({ params: Type.Optional(Type.Record(Type.String(), ParamValue)) }, { additionalProperties: false });
 export type EndpointRun = Static<typeof EndpointRun>;
 export const EndpointRunQuery = Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]));
+/** what a run answers: the search envelope, or the SQL one (`mode: "sql"`) for a SQL endpoint */
+export const EndpointAnswer = Type.Union([SqlEnvelope, SearchEnvelope]);

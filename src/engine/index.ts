@@ -120,7 +120,7 @@ export class Engine {
     this.fields = new Fields(store, this.datasets, this.sources, (t, d) => this.sql.fastFields(t, d));
     const tenants = () => this.directory.tenants().map((t) => t.tenant_id);
     this.views = new Views(store, this.search, tenants, this.derived);
-    this.endpoints = new Endpoints(store, this.search);
+    this.endpoints = new Endpoints(store, this.search, this.sql);
     this.exports = new Exports({ store, jobs: this.jobs, blobs, search: this.search, sql: this.sql, views: this.views, secret, tenants, limits: config.exports });
     this.retention.sweeps.push(
       (nowMs) => this.views.sweep(nowMs),

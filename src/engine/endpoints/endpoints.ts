@@ -1,7 +1,9 @@
 import type { Endpoint, EndpointCreate, EndpointList, EndpointParam, EndpointUpdate } from '../../api/endpoints.js';
 import type { SearchEnvelope, SearchRequest } from '../../api/search.js';
+import type { SqlEnvelope } from '../../api/sql.js';
+import type { Sql } from '../sql/sql.js';
 import type { Caller } from '../auth/caller.js';
-import { Conflict, Invalid, NotFound, type Issue } from '../errors.js';
+import { Conflict, Invalid, NotFound, Refused, type Issue } from '../errors.js';
 import { now } from '../ids.js';
 import type { Search } from '../search/search.js';
 import { scanPrefix, type Store } from '../store/db.js';
@@ -79,10 +81,14 @@ function bounds(p: EndpointParam, v: Value): string | null {
  * `[t, 'endpoint', name]`.
  */
 export class Endpoints {
-  constructor(private readonly store: Store, private readonly search: Search) {}
+  constructor(private readonly store: Store, private readonly search: Search, private readonly sql: Sql) {}
 
-  private check(req: EndpointUpdate): void {
-    if (!req.search_request) throw new Invalid('search_request is required', [{ loc: ['body', 'search_request'], msg: 'Field required', type: 'missing' }]);
+  /** Refuses a definition that could not run: both or neither of sql and search_request, placeholders and parameters that disagree, a statement the SQL guard refuses. */
+  private async check(caller: Caller, req: EndpointUpdate): Promise<void> {
+    if ((req.sql === undefined) === (req.search_request === undefined)) {
+      const msg = 'exactly one of sql and search_request';
+      throw new Invalid(msg, ['sql', 'search_request'].map((k) => ({ loc: ['body', k], msg, type: req.sql === undefined ? 'missing' : 'value_error' })));
+    }
     const issues: Issue[] = [];
     const declared = new Map<string, number>();
     (req.params ?? []).forEach((p, i) => {
@@ -94,6 +100,19 @@ export class Endpoints {
         if (why) issues.push({ loc: ['body', 'params', i, 'default'], msg: why, type: 'value_error', input: p.default });
       }
     });
+    if (req.sql !== undefined) {
+      (req.params ?? []).forEach((p, i) => {
+        if (p.type === 'string[]') issues.push({ loc: ['body', 'params', i, 'type'], msg: 'a SQL endpoint takes scalar parameters only', type: 'value_error', input: p.type });
+      });
+      if (issues.length) throw new Invalid(issues[0]!.msg, issues);
+      // the guard, and the statement's $names against the declared ones (nulls bound: only the shape is checked)
+      await this.sql.check(caller, req.sql, Object.fromEntries((req.params ?? []).map((p) => [p.name, null]))).catch((err: unknown) => {
+        // a statement that does not bind (an unknown table or column) is a bad definition, not a bad request
+        if (err instanceof Refused && err.status === 400) throw new Invalid(err.message, [{ loc: ['body', 'sql'], msg: err.message, type: 'value_error' }]);
+        throw err;
+      });
+      return;
+    }
     const used = placeholders(req.search_request);
     for (const name of used)
       if (!declared.has(name)) issues.push({ loc: ['body', 'search_request'], msg: `placeholder {{${name}}} names no declared parameter`, type: 'value_error', input: name });
@@ -103,11 +122,11 @@ export class Endpoints {
   }
 
   private toEndpoint(name: string, req: EndpointUpdate, createdAt: string): Endpoint {
-    return { name, description: req.description ?? null, search_request: req.search_request!, params: (req.params ?? []).map((p) => ({ ...p, required: p.required ?? false })), created_at: createdAt, updated_at: now() };
+    return { name, description: req.description ?? null, sql: req.sql ?? null, search_request: req.search_request ?? null, params: (req.params ?? []).map((p) => ({ ...p, required: p.required ?? false })), created_at: createdAt, updated_at: now() };
   }
 
   async create(caller: Caller, req: EndpointCreate): Promise<Endpoint> {
-    this.check(req);
+    await this.check(caller, req);
     const key = keys.endpoint(caller.tenant_id, req.name);
     const made = this.toEndpoint(req.name, req, now());
     const stored = await this.store.meta.transaction(() => {
@@ -121,7 +140,7 @@ export class Endpoints {
 
   async update(caller: Caller, name: string, req: EndpointUpdate): Promise<Endpoint> {
     const old = this.get(caller, name);
-    this.check(req);
+    await this.check(caller, req);
     const made = this.toEndpoint(name, req, old.created_at);
     await this.store.meta.put(keys.endpoint(caller.tenant_id, name), made);
     return made;
@@ -144,7 +163,7 @@ export class Endpoints {
   }
 
   /** Runs an endpoint with raw values: from the query string (`where` = 'query', texts) or a JSON body. */
-  async run(caller: Caller, name: string, raw: Record<string, unknown>, where: 'query' | 'body'): Promise<SearchEnvelope> {
+  async run(caller: Caller, name: string, raw: Record<string, unknown>, where: 'query' | 'body'): Promise<SearchEnvelope | SqlEnvelope> {
     const e = this.get(caller, name);
     const issues: Issue[] = [];
     const loc = (n: string) => [where, n];
@@ -164,6 +183,10 @@ export class Endpoints {
       else values[p.name] = c.value;
     }
     if (issues.length) throw new Invalid(issues[0]!.msg, issues);
+    if (e.sql !== null) {
+      const named = Object.fromEntries(e.params.map((p) => [p.name, (values[p.name] ?? null) as string | number | boolean | null]));
+      return this.sql.query(caller, { sql: e.sql }, named);
+    }
     return this.search.run(caller, fill(e.search_request, values) as SearchRequest);
   }
 }

@@ -1,5 +1,4 @@
-import { Endpoint, EndpointCreate, EndpointList, EndpointPath, EndpointRun, EndpointRunQuery, EndpointUpdate } from '../../api/endpoints.js';
-import { SearchEnvelope } from '../../api/search.js';
+import { Endpoint, EndpointCreate, EndpointList, EndpointPath, EndpointRun, EndpointRunQuery, EndpointUpdate, EndpointAnswer } from '../../api/endpoints.js';
 import { caller } from '../auth.js';
 import type { Routes } from './types.js';
 import { errors, typed } from './types.js';
@@ -21,10 +20,10 @@ export const endpointRoutes: Routes = (app, engine) => {
   r.delete('/v1/admin/query-endpoints/:name', { schema: { tags, params: EndpointPath, response: { 200: Endpoint, ...errors(400, 401, 403, 404, 422, 507) } } }, async (req) =>
     engine.endpoints.remove(caller(req), req.params.name),
   );
-  r.get('/v1/query-endpoints/:name', { schema: { tags, params: EndpointPath, querystring: EndpointRunQuery, response: { 200: SearchEnvelope, ...errors(400, 401, 403, 404, 422, 503) } } }, async (req) =>
+  r.get('/v1/query-endpoints/:name', { schema: { tags, params: EndpointPath, querystring: EndpointRunQuery, response: { 200: EndpointAnswer, ...errors(400, 401, 403, 404, 422, 503) } } }, async (req) =>
     engine.endpoints.run(caller(req), req.params.name, req.query, 'query'),
   );
-  r.post('/v1/query-endpoints/:name', { schema: { tags, params: EndpointPath, body: EndpointRun, response: { 200: SearchEnvelope, ...errors(400, 401, 403, 404, 422, 503) } } }, async (req) =>
+  r.post('/v1/query-endpoints/:name', { schema: { tags, params: EndpointPath, body: EndpointRun, response: { 200: EndpointAnswer, ...errors(400, 401, 403, 404, 422, 503) } } }, async (req) =>
     engine.endpoints.run(caller(req), req.params.name, req.body.params ?? {}, 'body'),
   );
 };
