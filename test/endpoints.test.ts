@@ -181,4 +181,19 @@ describe('query endpoints', () => {
     expect(expectStatus(res, 422).detail.map((d: Json) => d.loc)).toEqual([['body', 'sql'], ['body', 'search_request']]);
     expectStatus(await http.get('/v1/admin/query-endpoints/bad-sql'), 404);
   });
+
+  it('GET /v1/query-endpoints/openapi.json lists the tenant\'s endpoints with their typed parameters', async () => {
+    const doc = expectStatus(await http.get('/v1/query-endpoints/openapi.json'), 200);
+    expect(doc.openapi).toMatch(/^3\./);
+    const get = doc.paths['/v1/query-endpoints/by-word'].get;
+    expect(get.parameters).toEqual([
+      { name: 'word', in: 'query', required: true, description: 'a word of the line', schema: { type: 'string' } },
+      { name: 'from', in: 'query', required: false, schema: { type: 'integer', minimum: 0, maximum: 10_000, default: 0 } },
+    ]);
+    const body = doc.paths['/v1/query-endpoints/by-word'].post.requestBody.content['application/json'].schema.properties.params;
+    expect(body.required).toEqual(['word']);
+    expect(body.properties.from.type).toBe('integer');
+    expect(doc.paths['/v1/query-endpoints/lines-from'].get.parameters.map((p: Json) => [p.name, p.schema.type])).toEqual([['from', 'integer'], ['pattern', 'string']]);
+    expect(doc.paths['/v1/query-endpoints/gone']).toBeUndefined();
+  });
 });

@@ -73,6 +73,7 @@ export const POLICY: Record<string, RoutePolicy> = {
   'GET /v1/admin/query-endpoints/:name': member,
   'PUT /v1/admin/query-endpoints/:name': admin,
   'DELETE /v1/admin/query-endpoints/:name': admin,
+  'GET /v1/query-endpoints/openapi.json': member,
   'GET /v1/query-endpoints/:name': member,
   'POST /v1/query-endpoints/:name': member,
 

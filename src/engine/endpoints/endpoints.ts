@@ -162,6 +162,38 @@ export class Endpoints {
     return e;
   }
 
+  /** The tenant's endpoints as an OpenAPI 3 document: each a GET with its typed query parameters and a POST with them as a body. */
+  openapi(caller: Caller): Record<string, unknown> {
+    const schemaOf = (p: EndpointParam): Record<string, unknown> => {
+      const base: Record<string, unknown> =
+        p.type === 'string[]' ? { type: 'array', items: { type: 'string' } } : p.type === 'timestamp' ? { type: 'string', format: 'date-time' } : { type: p.type };
+      if (p.enum) base.enum = p.enum;
+      if (p.min !== undefined) base.minimum = p.min;
+      if (p.max !== undefined) base.maximum = p.max;
+      if (p.default !== undefined) base.default = p.default;
+      return base;
+    };
+    const paths: Record<string, unknown> = {};
+    for (const e of this.list(caller).endpoints) {
+      const answer = { 200: { description: e.sql !== null ? 'the SQL envelope (mode "sql")' : 'the search envelope' }, 422: { description: 'a parameter missing, unknown or of the wrong type' } };
+      const summary = e.description ?? undefined;
+      paths[`/v1/query-endpoints/${e.name}`] = {
+        get: {
+          operationId: `get_${e.name}`, summary, responses: answer,
+          parameters: e.params.map((p) => ({ name: p.name, in: 'query', required: p.required ?? false, description: p.description, schema: schemaOf(p), ...(p.type === 'string[]' ? { style: 'form', explode: true } : {}) })),
+        },
+        post: {
+          operationId: `post_${e.name}`, summary, responses: answer,
+          requestBody: { required: e.params.some((p) => p.required), content: { 'application/json': { schema: {
+            type: 'object', additionalProperties: false,
+            properties: { params: { type: 'object', additionalProperties: false, required: e.params.filter((p) => p.required).map((p) => p.name), properties: Object.fromEntries(e.params.map((p) => [p.name, { ...schemaOf(p), description: p.description }])) } },
+          } } } },
+        },
+      };
+    }
+    return { openapi: '3.0.3', info: { title: `query endpoints of tenant ${caller.tenant_id}`, version: '1' }, paths };
+  }
+
   /** Runs an endpoint with raw values: from the query string (`where` = 'query', texts) or a JSON body. */
   async run(caller: Caller, name: string, raw: Record<string, unknown>, where: 'query' | 'body'): Promise<SearchEnvelope | SqlEnvelope> {
     const e = this.get(caller, name);

@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import { Endpoint, EndpointCreate, EndpointList, EndpointPath, EndpointRun, EndpointRunQuery, EndpointUpdate, EndpointAnswer } from '../../api/endpoints.js';
 import { caller } from '../auth.js';
 import type { Routes } from './types.js';
@@ -19,6 +20,9 @@ export const endpointRoutes: Routes = (app, engine) => {
   );
   r.delete('/v1/admin/query-endpoints/:name', { schema: { tags, params: EndpointPath, response: { 200: Endpoint, ...errors(400, 401, 403, 404, 422, 507) } } }, async (req) =>
     engine.endpoints.remove(caller(req), req.params.name),
+  );
+  r.get('/v1/query-endpoints/openapi.json', { schema: { tags, response: { 200: Type.Object({}, { additionalProperties: true }), ...errors(400, 401, 403) } } }, async (req) =>
+    engine.endpoints.openapi(caller(req)),
   );
   r.get('/v1/query-endpoints/:name', { schema: { tags, params: EndpointPath, querystring: EndpointRunQuery, response: { 200: EndpointAnswer, ...errors(400, 401, 403, 404, 422, 503) } } }, async (req) =>
     engine.endpoints.run(caller(req), req.params.name, req.query, 'query'),
