@@ -196,4 +196,31 @@ describe('query endpoints', () => {
     expect(doc.paths['/v1/query-endpoints/lines-from'].get.parameters.map((p: Json) => [p.name, p.schema.type])).toEqual([['from', 'integer'], ['pattern', 'string']]);
     expect(doc.paths['/v1/query-endpoints/gone']).toBeUndefined();
   });
+
+  it('keeps an answer for cache_ttl_s, per parameters, until a dataset it reads receives data or the definition changes', async () => {
+    await setup();
+    const def = { ...byWord, name: 'cached', cache_ttl_s: 300 };
+    expect(expectStatus(await http.post('/v1/admin/query-endpoints', def), 201).cache_ttl_s).toBe(300);
+    const run = async (word: string) => expectStatus(await http.get(`/v1/query-endpoints/cached?word=${word}`), 200);
+    const first = await run('Failed');
+    const again = await run('Failed');
+    expect(again.search_id).toBe(first.search_id); // served from the cache
+    expect(again).toEqual(first);
+    const other = await run('Invalid');
+    expect(other.search_id).not.toBe(first.search_id); // other parameters, another answer
+    // an endpoint without cache_ttl_s runs every time
+    const a = await http.get('/v1/query-endpoints/by-word?word=Failed');
+    const b = await http.get('/v1/query-endpoints/by-word?word=Failed');
+    expect(a.body.search_id).not.toBe(b.body.search_id);
+
+    await ingest('ssh', [{ id: 'ssh-new', msg: 'Failed password for nobody from 10.0.0.1', n: 5000 }]);
+    const after = await run('Failed');
+    expect(after.search_id).not.toBe(first.search_id);
+    expect(after.records.map((r: Json) => r.id)).toContain('ssh-new');
+    expect(after.records.length).toBe(first.records.length + 1);
+    expect((await run('Failed')).search_id).toBe(after.search_id);
+
+    expectStatus(await http.call('PUT', '/v1/admin/query-endpoints/cached', { json: { ...def, name: undefined, description: 'changed' } }), 200);
+    expect((await run('Failed')).search_id).not.toBe(after.search_id);
+  });
 });

@@ -40,6 +40,8 @@ export const EndpointCreate = Type.Object(
     /** a search whose string members may hold `{{param}}` placeholders */
     search_request: Type.Optional(SearchRequest),
     params: Type.Optional(Type.Array(EndpointParam, { maxItems: LIMITS.endpointParams })),
+    /** seconds a run's answer is kept and served again for the same parameters; not cached when absent */
+    cache_ttl_s: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400 })),
   },
   { additionalProperties: false },
 );
@@ -53,6 +55,7 @@ export const Endpoint = Type.Object({
   sql: Nullable(Type.String()),
   search_request: Nullable(SearchRequest),
   params: Type.Array(EndpointParam),
+  cache_ttl_s: Nullable(Type.Integer()),
   created_at: DateTime,
   updated_at: DateTime,
 });

@@ -76,11 +76,60 @@ function bounds(p: EndpointParam, v: Value): string | null {
   return null;
 }
 
+/** answers kept across all tenants: at most this many, and this many bytes (as JSON) */
+export const CACHE_ENTRIES = 1000;
+export const CACHE_BYTES = 64 * 2 ** 20;
+
+type Answer = SearchEnvelope | SqlEnvelope;
+
+/**
+ * Answers by key, each with the data version it was made at and its expiry: a lookup whose
+ * version differs (a dataset it reads received data) or that expired misses and drops it. The
+ * least recently used go first once the entries or bytes pass the bound; an answer larger than a
+ * tenth of the bytes is not kept.
+ */
+class AnswerCache {
+  private readonly entries = new Map<string, { version: string; expires: number; bytes: number; answer: Answer }>();
+  private bytes = 0;
+  constructor(private readonly maxEntries: number, private readonly maxBytes: number) {}
+
+  get(key: string, version: string): Answer | undefined {
+    const e = this.entries.get(key);
+    if (!e) return undefined;
+    this.drop(key);
+    if (e.version !== version || e.expires <= Date.now()) return undefined;
+    this.entries.set(key, e); // most recently used last
+    this.bytes += e.bytes;
+    return structuredClone(e.answer);
+  }
+
+  put(key: string, version: string, answer: Answer, ttlMs: number): void {
+    const bytes = Buffer.byteLength(JSON.stringify(answer));
+    if (bytes > this.maxBytes / 10) return;
+    this.drop(key);
+    this.entries.set(key, { version, expires: Date.now() + ttlMs, bytes, answer: structuredClone(answer) });
+    this.bytes += bytes;
+    for (const oldest of this.entries.keys()) {
+      if (this.entries.size <= this.maxEntries && this.bytes <= this.maxBytes) break;
+      this.drop(oldest);
+    }
+  }
+
+  private drop(key: string): void {
+    const e = this.entries.get(key);
+    if (!e) return;
+    this.entries.delete(key);
+    this.bytes -= e.bytes;
+  }
+}
+
 /**
  * Query endpoints: saved searches with typed parameters, run by any member. Stored under
  * `[t, 'endpoint', name]`.
  */
 export class Endpoints {
+  private readonly cache = new AnswerCache(CACHE_ENTRIES, CACHE_BYTES);
+
   constructor(private readonly store: Store, private readonly search: Search, private readonly sql: Sql) {}
 
   /** Refuses a definition that could not run: both or neither of sql and search_request, placeholders and parameters that disagree, a statement the SQL guard refuses. */
@@ -122,7 +171,7 @@ export class Endpoints {
   }
 
   private toEndpoint(name: string, req: EndpointUpdate, createdAt: string): Endpoint {
-    return { name, description: req.description ?? null, sql: req.sql ?? null, search_request: req.search_request ?? null, params: (req.params ?? []).map((p) => ({ ...p, required: p.required ?? false })), created_at: createdAt, updated_at: now() };
+    return { name, description: req.description ?? null, sql: req.sql ?? null, search_request: req.search_request ?? null, params: (req.params ?? []).map((p) => ({ ...p, required: p.required ?? false })), cache_ttl_s: req.cache_ttl_s ?? null, created_at: createdAt, updated_at: now() };
   }
 
   async create(caller: Caller, req: EndpointCreate): Promise<Endpoint> {
@@ -215,6 +264,32 @@ export class Endpoints {
       else values[p.name] = c.value;
     }
     if (issues.length) throw new Invalid(issues[0]!.msg, issues);
+    const ttl = e.cache_ttl_s ?? 0;
+    if (ttl <= 0) return this.answer(caller, e, values);
+    const t = caller.tenant_id;
+    const key = JSON.stringify([t, e.name, e.updated_at, Object.keys(values).sort().map((k) => [k, values[k]])]);
+    const version = this.dataVersion(t, e);
+    const hit = this.cache.get(key, version);
+    if (hit) return hit;
+    const answer = await this.answer(caller, e, values);
+    this.cache.put(key, version, answer, ttl * 1000);
+    return answer;
+  }
+
+  /**
+   * What the datasets an endpoint reads hold now: each one's sequence, which every ingest moves. A
+   * search names its datasets (all of the tenant's when it names none); a SQL statement counts as
+   * reading all of them.
+   */
+  private dataVersion(t: string, e: Endpoint): string {
+    const named = e.search_request?.datasets;
+    const rows = named?.length
+      ? named.map((d) => [d, (this.store.meta.get(keys.dataset(t, d)) as { seq?: number } | undefined)?.seq ?? null])
+      : [...scanPrefix<{ seq?: number }>(this.store.meta, keys.dataset(t))].map(({ key, value }) => [key[2], value.seq ?? null]);
+    return JSON.stringify(rows);
+  }
+
+  private answer(caller: Caller, e: Endpoint, values: Record<string, Value>): Promise<SearchEnvelope | SqlEnvelope> {
     if (e.sql !== null) {
       const named = Object.fromEntries(e.params.map((p) => [p.name, (values[p.name] ?? null) as string | number | boolean | null]));
       return this.sql.query(caller, { sql: e.sql }, named);
