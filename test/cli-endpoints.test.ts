@@ -38,6 +38,17 @@ describe('svc endpoints', () => {
       expect(r.status).toBe(2);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
       expect(run(['endpoints', 'run', 'no-such', '--param', 'level=WARN']).status).toBe(3);
+      const params = join(dir.path, 'params.json');
+      writeFileSync(params, JSON.stringify({ params: [{ name: 'level', type: 'string', required: true }] }));
+      r = run(['endpoints', 'create', `${name}-sql`, '--sql', 'SELECT Level, count(*) AS n FROM hdfs WHERE Level = $level GROUP BY Level', '--from-file', params, '--output', 'json']);
+      expect(r.status, r.stderr).toBe(0);
+      r = run(['endpoints', 'run', `${name}-sql`, '--param', 'level=WARN', '--output', 'json']);
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.json().mode).toBe('sql');
+      expect(r.json().records.map((x: any) => x.metadata.Level)).toEqual(['WARN']);
+      r = run(['endpoints', 'run', `${name}-sql`, '--param', 'level=WARN']);
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/Level/);
       expect(run(['endpoints', 'delete', name, '--yes']).status).toBe(0);
       expect(run(['endpoints', 'get', name]).status).toBe(3);
     }
