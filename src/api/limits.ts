@@ -82,5 +82,7 @@ export const LIMITS = {
   viewRecords: 1_000_000,
   /** columns one CSV or Parquet export may select */
   exportFields: 200,
+  /** parameters one query endpoint declares (and values of one string[] parameter) */
+  endpointParams: 64,
 } as const;
 

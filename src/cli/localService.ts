@@ -10,6 +10,7 @@ import { BackfillCreate } from '../api/semantic.js';
 import { SqlRequest } from '../api/sql.js';
 import { HostedSourcePut, SourcePut } from '../api/sources.js';
 import { validate } from '../api/validate.js';
+import { EndpointCreate } from '../api/endpoints.js';
 import { ViewCreate, ViewListQuery, ViewRecordsQuery } from '../api/views.js';
 import type { Caller } from '../engine/auth/caller.js';
 import { NotFound } from '../engine/errors.js';
@@ -105,6 +106,11 @@ export function localService(engine: Engine, caller: Caller): Service {
     getBackfill: async (id) => engine.semantic.backfill.get(caller, id),
     sql: (req) => engine.sql.query(caller, validate(SqlRequest, strip(req))),
     fields: async (query) => engine.fields.list(caller, validate(FieldQuery, strip(query), 'query')),
+    createEndpoint: (req) => engine.endpoints.create(caller, validate(EndpointCreate, strip(req))),
+    listEndpoints: async () => engine.endpoints.list(caller),
+    getEndpoint: async (name) => engine.endpoints.get(caller, name),
+    deleteEndpoint: (name) => engine.endpoints.remove(caller, name),
+    runEndpoint: (name, params) => engine.endpoints.run(caller, name, params, 'query'),
     createView: (req) => engine.views.create(caller, validate(ViewCreate, stripSearch(req))).catch((err) => Promise.reject(searchGoneLocally(err, req.from_search_id))),
     listViews: async (query) => engine.views.list(caller, validate(ViewListQuery, strip(query), 'query')),
     getView: async (id) => engine.views.get(caller, id),

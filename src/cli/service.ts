@@ -9,6 +9,9 @@ import type { SearchEnvelope, SearchRequest } from '../api/search.js';
 import type { BackfillCreate, BackfillJob } from '../api/semantic.js';
 import type { SqlEnvelope, SqlRequest } from '../api/sql.js';
 import type { HostedSourcePut, IngestTokenMinted, Source, SourcePut } from '../api/sources.js';
+import type { Endpoint, EndpointCreate, EndpointList } from '../api/endpoints.js';
+import type { SearchEnvelope as EndpointSearchAnswer } from '../api/search.js';
+import type { SqlEnvelope as EndpointSqlAnswer } from '../api/sql.js';
 import type { View, ViewCreate, ViewList, ViewListQuery, ViewRecords, ViewRecordsQuery } from '../api/views.js';
 
 /** A completed export's file, as a stream to read once. */
@@ -74,6 +77,12 @@ export interface Service {
   getBackfill(jobId: string): Promise<BackfillJob>;
   sql(req: SqlRequest): Promise<SqlEnvelope>;
   fields(query: FieldQuery): Promise<Field[]>;
+  createEndpoint(req: EndpointCreate): Promise<Endpoint>;
+  listEndpoints(): Promise<EndpointList>;
+  getEndpoint(name: string): Promise<Endpoint>;
+  deleteEndpoint(name: string): Promise<Endpoint>;
+  /** runs a query endpoint with its parameters as texts, as a query string carries them */
+  runEndpoint(name: string, params: Record<string, string>): Promise<EndpointSearchAnswer | EndpointSqlAnswer>;
   createView(req: ViewCreate): Promise<View>;
   listViews(query: ViewListQuery): Promise<ViewList>;
   getView(viewId: string): Promise<View>;

@@ -35,6 +35,7 @@ import { TextIndexes } from './text/textIndexes.js';
 import { Semantic, type SemanticOptions } from './vector/semantic.js';
 import { Uploads } from './uploads/uploads.js';
 import { Views } from './views/views.js';
+import { Endpoints } from './endpoints/endpoints.js';
 
 export const DEFAULT_SESSION_TTL = 24 * 3600;
 /** How long after the last ingest of a dataset its text index is written to disk. */
@@ -81,6 +82,7 @@ export class Engine {
   private readonly tokenCache: TokenCache;
   readonly search: Search;
   readonly views: Views;
+  readonly endpoints: Endpoints;
   readonly fields: Fields;
   readonly semantic: Semantic;
   readonly sql: Sql;
@@ -118,6 +120,7 @@ export class Engine {
     this.fields = new Fields(store, this.datasets, this.sources, (t, d) => this.sql.fastFields(t, d));
     const tenants = () => this.directory.tenants().map((t) => t.tenant_id);
     this.views = new Views(store, this.search, tenants, this.derived);
+    this.endpoints = new Endpoints(store, this.search, this.sql);
     this.exports = new Exports({ store, jobs: this.jobs, blobs, search: this.search, sql: this.sql, views: this.views, secret, tenants, limits: config.exports });
     this.retention.sweeps.push(
       (nowMs) => this.views.sweep(nowMs),

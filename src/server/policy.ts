@@ -68,6 +68,15 @@ export const POLICY: Record<string, RoutePolicy> = {
   'DELETE /v1/views/:view_id': admin,
   'GET /v1/views/:view_id/records': member,
 
+  'POST /v1/admin/query-endpoints': admin,
+  'GET /v1/admin/query-endpoints': member,
+  'GET /v1/admin/query-endpoints/:name': member,
+  'PUT /v1/admin/query-endpoints/:name': admin,
+  'DELETE /v1/admin/query-endpoints/:name': admin,
+  'GET /v1/query-endpoints/openapi.json': member,
+  'GET /v1/query-endpoints/:name': member,
+  'POST /v1/query-endpoints/:name': member,
+
   'GET /v1/ingest/runs/:ingest_run_id': member,
   'GET /v1/ingest/runs': member,
   'POST /v1/ingest/runs/:ingest_run_id/retry': admin,

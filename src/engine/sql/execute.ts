@@ -8,6 +8,8 @@ import type { SqlLimits } from './limits.js';
 import { sqlError } from './sqlErrors.js';
 
 export type SqlValue = string | number | boolean | null;
+/** positional parameters (`$1`, `?`), or named ones (`$name`, DuckDB's) by name */
+export type SqlParams = SqlValue[] | Record<string, SqlValue>;
 export type Row = Record<string, unknown>;
 
 export interface Answer {
@@ -25,7 +27,7 @@ export interface Answer {
  * its rows (up to `maxRows`, plus one to know whether there were more). A timer interrupts it at
  * the statement timeout; DuckDB's memory limit stops it when it needs more than the limit.
  */
-export async function execute(conn: DuckDBConnection, sql: string, params: SqlValue[], maxRows: number, limits: SqlLimits): Promise<Answer> {
+export async function execute(conn: DuckDBConnection, sql: string, params: SqlParams, maxRows: number, limits: SqlLimits): Promise<Answer> {
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
@@ -66,10 +68,23 @@ export async function execute(conn: DuckDBConnection, sql: string, params: SqlVa
  * parameters bound: a write that slipped past the guard would still fail, and anything but a
  * query is refused before it runs.
  */
-export async function prepareRead(conn: DuckDBConnection, sql: string, params: SqlValue[]) {
+export async function prepareRead(conn: DuckDBConnection, sql: string, params: SqlParams) {
   await conn.run('BEGIN TRANSACTION READ ONLY');
   const prepared = await conn.prepare(sql);
   if (prepared.statementType !== StatementType.SELECT) throw notAllowed('one read-only statement is allowed: SELECT, WITH … SELECT, VALUES, DESCRIBE or SHOW');
+  if (!Array.isArray(params)) {
+    // named: the statement's `$name`s and the names given must be the same set
+    const names = Array.from({ length: prepared.parameterCount }, (_, i) => prepared.parameterName(i + 1));
+    const given = Object.keys(params);
+    const missing = names.filter((n) => !given.includes(n));
+    const extra = given.filter((n) => !names.includes(n));
+    if (missing.length || extra.length) {
+      const msg = [missing.length ? `the statement's parameter(s) ${missing.map((n) => `$${n}`).join(', ')} are not declared` : '', extra.length ? `parameter(s) ${extra.join(', ')} are not used by the statement` : ''].filter(Boolean).join('; ');
+      throw new Invalid(msg, [{ loc: ['body', 'params'], msg, type: 'value_error' }]);
+    }
+    if (names.length > 0) prepared.bind(params);
+    return prepared;
+  }
   if (prepared.parameterCount !== params.length) {
     const msg = `the statement takes ${prepared.parameterCount} parameter(s); ${params.length} given`;
     throw new Invalid(msg, [{ loc: ['body', 'params'], msg, type: 'value_error', input: params }]);

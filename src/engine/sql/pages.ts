@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { SqlColumn } from '../../api/sql.js';
 import { Invalid } from '../errors.js';
 import { BoundedCache } from '../search/cache.js';
-import type { Row, SqlValue } from './execute.js';
+import type { Row, SqlParams } from './execute.js';
 
 /** Rows weigh more than a text search's ranking: answers share a cache of their own. */
 export const SQL_PAGES_TTL_MS = 3600_000;
@@ -25,7 +25,7 @@ export interface SqlHandle {
   expires_at: string;
 }
 
-export const fingerprint = (sql: string, params: SqlValue[]) => createHash('sha256').update(JSON.stringify([sql, params])).digest('base64url');
+export const fingerprint = (sql: string, params: SqlParams) => createHash('sha256').update(JSON.stringify([sql, params])).digest('base64url');
 
 /** A cursor names its answer, the offset, and the statement's fingerprint, so that it can run the statement again. */
 export const encodeCursor = (searchId: string, offset: number, print: string) => Buffer.from(JSON.stringify({ s: searchId, o: offset, p: print })).toString('base64url');

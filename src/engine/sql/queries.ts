@@ -5,7 +5,7 @@ import { newId } from '../ids.js';
 import type { StoredRecord } from '../records.js';
 import { toResult } from '../search/search.js';
 import type { Store } from '../store/db.js';
-import type { Row } from './execute.js';
+import type { Row, SqlParams, SqlValue } from './execute.js';
 import { checkStatement } from './guard.js';
 import { encodeCursor, fingerprint, SqlPages } from './pages.js';
 import type { SqlIndexes } from './sqlIndexes.js';
@@ -24,11 +24,11 @@ export class SqlQueries {
     this.pages = new SqlPages();
   }
 
-  async run(caller: Caller, req: SqlRequest): Promise<SqlEnvelope> {
+  async run(caller: Caller, req: SqlRequest, named?: Record<string, SqlValue>): Promise<SqlEnvelope> {
     const started = performance.now();
     const t = caller.tenant_id;
     refuseNul(req.sql);
-    const params = req.params ?? [];
+    const params: SqlParams = named ?? req.params ?? [];
     const print = fingerprint(req.sql, params);
     let at = { searchId: newId('srch'), offset: 0 };
     if (req.cursor) {

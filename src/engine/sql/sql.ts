@@ -8,7 +8,7 @@ import { SqlQueries } from './queries.js';
 import { SchemaRebuilds } from './rebuild.js';
 import { fieldKey } from './schema.js';
 import { SqlIndexes } from './sqlIndexes.js';
-import type { SqlValue } from './execute.js';
+import type { SqlParams, SqlValue } from './execute.js';
 import { checkRead, streamRead, type SqlStream } from './stream.js';
 
 const SYSTEM_FIELDS = new Set([fieldKey('title', 'str'), fieldKey('body', 'str'), fieldKey('time', 'datetime')]);
@@ -26,12 +26,13 @@ export class Sql {
     this.rebuilds = new SchemaRebuilds(store, jobs, datasets, this.indexes);
   }
 
-  query(caller: Caller, req: SqlRequest): Promise<SqlEnvelope> {
-    return this.queries.run(caller, req);
+  /** `named`, when given, binds the statement's `$name` parameters instead of `req.params` (a query endpoint's run). */
+  query(caller: Caller, req: SqlRequest, named?: Record<string, SqlValue>): Promise<SqlEnvelope> {
+    return this.queries.run(caller, req, named);
   }
 
   /** Refuses a statement a query would refuse (the same errors), without running it: an export checks before it makes its job. */
-  check(caller: Caller, sql: string, params: SqlValue[] = []): Promise<void> {
+  check(caller: Caller, sql: string, params: SqlParams = []): Promise<void> {
     return checkRead(this.indexes, caller.tenant_id, sql, params);
   }
 

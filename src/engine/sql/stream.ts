@@ -1,7 +1,7 @@
 import { LIMITS } from '../../api/limits.js';
 import type { SqlColumn, SqlRecord } from '../../api/sql.js';
 import type { Store } from '../store/db.js';
-import type { SqlValue } from './execute.js';
+import type { SqlParams, SqlValue } from './execute.js';
 import { checkStatement } from './guard.js';
 import { refuseNul, sqlRecord } from './queries.js';
 import type { SqlIndexes } from './sqlIndexes.js';
@@ -18,7 +18,7 @@ export interface SqlStream {
  * Whether a statement may run, decided as a query decides it (NUL, the guard, preparing it in a
  * read-only transaction) but without running it: what an export checks before it makes its job.
  */
-export async function checkRead(indexes: SqlIndexes, t: string, sql: string, params: SqlValue[]): Promise<void> {
+export async function checkRead(indexes: SqlIndexes, t: string, sql: string, params: SqlParams): Promise<void> {
   refuseNul(sql);
   const db = await indexes.tenant(t);
   const conn = await db.connect();

@@ -34,6 +34,8 @@ export const keys = {
   upload: kind<[sessionId?: string]>('upload'),
   export: kind<[exportId?: string]>('export'),
   view: kind<[viewId?: string]>('view'),
+  /** a query endpoint's definition */
+  endpoint: kind<[name?: string]>('endpoint'),
   viewRecord: kind<[viewId: string, pos?: number]>('viewrec'),
   viewRef: kind<[datasetId: string, recordId?: string, viewId?: string, pos?: number]>('viewref'),
   /** a discovered field's count and sample, per value type */
