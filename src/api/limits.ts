@@ -84,5 +84,26 @@ export const LIMITS = {
   exportFields: 200,
   /** parameters one query endpoint declares (and values of one string[] parameter) */
   endpointParams: 64,
+  /** a cron expression (a detection's trigger) */
+  cron: 255,
+  /** an IANA time zone name */
+  timezone: 128,
+  /** the count a detection's threshold may ask for (a group keeps at most this many matches in memory and store) */
+  thresholdCount: 1000,
+  /** a detection's group_pattern (a regular expression) */
+  groupPattern: 1024,
+  /** a group value as a detection keeps it (longer ones are cut) */
+  groupValue: 256,
+  /** a webhook secret */
+  secret: 256,
+  /** webhook actions of one detection */
+  detectionActions: 10,
+  /** detections one tenant may hold (each on-ingest one runs for every batch) */
+  detections: 1000,
+  /** records one hit keeps, and their bytes as JSON */
+  hitRecords: 100,
+  hitBytes: 2 ** 20,
+  /** records one detection test (dry run) reads */
+  detectionTestRecords: 1_000_000,
 } as const;
 

@@ -113,18 +113,30 @@ export class JobQueue {
   }
 
   async enqueue(tenantId: string, type: string, payload: Record<string, unknown>, dueMs = Date.now()): Promise<JobState> {
+    const job = await this.store.meta.transaction(() => this.stage(tenantId, type, payload, dueMs));
+    this.wake();
+    return job;
+  }
+
+  /**
+   * Writes a job inside the caller's LMDB transaction, so that it exists exactly when what the
+   * transaction commits does (a hit and its deliveries). Call `poke` once it committed.
+   */
+  stage(tenantId: string, type: string, payload: Record<string, unknown>, dueMs = Date.now()): JobState {
     const at = now();
     const job: JobState = {
       job_id: newId('job'), tenant_id: tenantId, type, status: 'pending', attempts: 0, max_attempts: this.kinds.get(type)?.maxAttempts ?? 5,
       next_attempt_at: new Date(dueMs).toISOString(), payload, result: null, error_message: null,
       created_at: at, started_at: null, completed_at: null, updated_at: at, lease_owner: null, lease_expires_at: null,
     };
-    await this.store.meta.transaction(() => {
-      this.store.meta.put(keys.job(tenantId, job.job_id), job);
-      this.store.meta.put(keys.jobQueue(SYSTEM, dueMs, job.job_id), tenantId);
-    });
-    this.wake();
+    this.store.meta.put(keys.job(tenantId, job.job_id), job);
+    this.store.meta.put(keys.jobQueue(SYSTEM, dueMs, job.job_id), tenantId);
     return job;
+  }
+
+  /** Looks for due work now (after jobs were staged). */
+  poke(): void {
+    this.wake();
   }
 
   get(tenantId: string, jobId: string): JobState {

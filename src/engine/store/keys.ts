@@ -36,6 +36,16 @@ export const keys = {
   view: kind<[viewId?: string]>('view'),
   /** a query endpoint's definition */
   endpoint: kind<[name?: string]>('endpoint'),
+  /** a detection's definition */
+  detection: kind<[detectionId?: string]>('det'),
+  /** the last seq of a dataset a detection has evaluated on ingest (moved in the transaction that stores its hits) */
+  detectionCursor: kind<[detectionId: string, datasetId?: string]>('detseq'),
+  /** the recent matches of one group of a threshold detection */
+  detectionGroup: kind<[detectionId: string, group?: string]>('detgrp'),
+  /** where a detection's scheduled runs stand: the previous cutoff, the next run's job */
+  detectionSchedule: kind<[detectionId: string]>('detrun'),
+  /** a hit a detection stored */
+  hit: kind<[detectionId: string, hitId?: string]>('hit'),
   viewRecord: kind<[viewId: string, pos?: number]>('viewrec'),
   viewRef: kind<[datasetId: string, recordId?: string, viewId?: string, pos?: number]>('viewref'),
   /** a discovered field's count and sample, per value type */
