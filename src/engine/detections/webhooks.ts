@@ -9,7 +9,7 @@ import type { StoredDetection } from './stored.js';
 export const WEBHOOK_JOB = 'detection_webhook';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
-/** With the queue's backoff (1 s doubling, at most 5 min) a receiver gets about half an hour to come back. */
+/** With the queue's backoff (1 s doubling, at most 5 min) the 11 waits add up to about 18.5 min: how long a receiver has to come back. */
 const MAX_ATTEMPTS = 12;
 
 /** What a delivery job carries: job payloads are readable through the jobs API, so never the secret. */
