@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { DatasetIdRef, DateTime, FieldPath, Id, Literals, Nullable } from './common.js';
 import { LIMITS } from './limits.js';
 import { ResultRecord, SearchRequest } from './search.js';
+import { SqlRecord } from './sql.js';
 
 export const Severity = Literals(['info', 'low', 'medium', 'high', 'critical'] as const);
 export type Severity = Static<typeof Severity>;
@@ -107,8 +108,8 @@ export const Hit = Type.Object({
   count: Type.Integer(),
   window_start: DateTime,
   window_end: DateTime,
-  /** the first 100 matching records (and at most `LIMITS.hitBytes` of them), with provenance */
-  records: Type.Array(ResultRecord),
+  /** the first 100 matching records (and at most `LIMITS.hitBytes` of them), with provenance; a SQL detection's first rows */
+  records: Type.Array(Type.Union([ResultRecord, SqlRecord])),
 });
 export type Hit = Static<typeof Hit>;
 export const HitList = Type.Object({ hits: Type.Array(Hit), next_cursor: Nullable(Type.String()) });
@@ -132,5 +133,7 @@ export const DetectionTestResult = Type.Object({
   hits: Type.Array(Type.Omit(Hit, ['hit_id'])),
   records_evaluated: Type.Integer(),
   records_matched: Type.Integer(),
+  /** false when the run stopped at its bound (`LIMITS.detectionTestRecords` records, or the search timeout): it read the oldest first */
+  complete: Type.Boolean(),
 });
 export type DetectionTestResult = Static<typeof DetectionTestResult>;

@@ -102,7 +102,11 @@ export const LIMITS = {
   detections: 1000,
   /** records one hit keeps, and their bytes as JSON */
   hitRecords: 100,
-  hitBytes: 2 ** 20,
+  hitBytes: 256 * 2 ** 10,
+  /** hits one detection keeps (the oldest go) */
+  hitsKept: 10_000,
+  /** hits one detection test (dry run) shows */
+  testHits: 20,
   /** records one detection test (dry run) reads */
   detectionTestRecords: 1_000_000,
 } as const;

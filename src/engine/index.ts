@@ -36,6 +36,7 @@ import { Semantic, type SemanticOptions } from './vector/semantic.js';
 import { Uploads } from './uploads/uploads.js';
 import { Views } from './views/views.js';
 import { Endpoints } from './endpoints/endpoints.js';
+import { Detections } from './detections/detections.js';
 
 export const DEFAULT_SESSION_TTL = 24 * 3600;
 /** How long after the last ingest of a dataset its text index is written to disk. */
@@ -83,6 +84,7 @@ export class Engine {
   readonly search: Search;
   readonly views: Views;
   readonly endpoints: Endpoints;
+  readonly detections: Detections;
   readonly fields: Fields;
   readonly semantic: Semantic;
   readonly sql: Sql;
@@ -121,10 +123,13 @@ export class Engine {
     const tenants = () => this.directory.tenants().map((t) => t.tenant_id);
     this.views = new Views(store, this.search, tenants, this.derived);
     this.endpoints = new Endpoints(store, this.search, this.sql);
+    this.detections = new Detections(store, this.jobs, this.datasets, this.sources, this.search, this.sql, config.crashAt);
+    this.derived.onAdded(this.detections.onIngest);
     this.exports = new Exports({ store, jobs: this.jobs, blobs, search: this.search, sql: this.sql, views: this.views, secret, tenants, limits: config.exports });
     this.retention.sweeps.push(
       (nowMs) => this.views.sweep(nowMs),
       async (nowMs) => void (await this.exports.sweep(nowMs)),
+      (nowMs) => this.detections.sweep(tenants(), nowMs),
       async () => void blobs.sweepTemp(), // a server that runs for months is not reopened to sweep what killed writers left
     );
   }
@@ -142,6 +147,7 @@ export class Engine {
         await engine.retention.schedule(Date.now() + RETENTION_EVERY_MS).catch(unlessDiskFull('retention_not_scheduled'));
         new BlobStore(dataDir).sweepTemp(); // objects a killed process was writing
         engine.loadTextIndexes();
+        engine.catchUpDetections();
         // a server loads now what a local command loads on first use: a first request must not stall the others
         await Promise.all([loadDuckDB(), import('./sql/execute.js'), import('jose')]);
       }
@@ -156,6 +162,13 @@ export class Engine {
   private loadTextIndexes(): void {
     for (const { tenant_id: t } of this.directory.tenants()) {
       for (const d of this.datasets.ids(t)) this.text.catchUp(t, d).catch(() => {}); // a search would meet the same error, and report it
+    }
+  }
+
+  /** Detections evaluate what was committed while no server ran them (or before a crash stored their hits). */
+  private catchUpDetections(): void {
+    for (const { tenant_id: t } of this.directory.tenants()) {
+      for (const d of this.datasets.ids(t)) this.detections.onIngest.catchUp(t, d).catch((err) => logProblem('detection_catch_up_failed', err, { tenant_id: t, dataset_id: d }));
     }
   }
 

@@ -33,6 +33,7 @@ import { sqlRoutes } from './routes/sql.js';
 import { uploadRoutes } from './routes/uploads.js';
 import { viewRoutes } from './routes/views.js';
 import { endpointRoutes } from './routes/endpoints.js';
+import { detectionRoutes } from './routes/detections.js';
 
 export interface AppOptions {
   /** where the one-line-per-request log goes (none when absent), and every 5xx (stderr when absent) */
@@ -120,7 +121,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   if (opts.rateLimit) await rateLimits(app, opts.rateLimit);
   app.addHook('onRequest', authenticate(engine));
   if (opts.log) requestLogger(app, opts.log);
-  for (const routes of [healthRoutes, identityRoutes, keyRoutes, platformRoutes, datasetRoutes, fieldRoutes, searchRoutes, viewRoutes, endpointRoutes, semanticRoutes, sqlRoutes, sourceRoutes, deletionRoutes, reindexRoutes, ingestRoutes, uploadRoutes, jobRoutes, exportRoutes]) routes(app, engine);
+  for (const routes of [healthRoutes, identityRoutes, keyRoutes, platformRoutes, datasetRoutes, fieldRoutes, searchRoutes, viewRoutes, endpointRoutes, detectionRoutes, semanticRoutes, sqlRoutes, sourceRoutes, deletionRoutes, reindexRoutes, ingestRoutes, uploadRoutes, jobRoutes, exportRoutes]) routes(app, engine);
   await app.ready();
   return app;
 }

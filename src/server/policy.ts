@@ -68,6 +68,13 @@ export const POLICY: Record<string, RoutePolicy> = {
   'DELETE /v1/views/:view_id': admin,
   'GET /v1/views/:view_id/records': member,
 
+  'POST /v1/admin/detections': admin,
+  'GET /v1/admin/detections': member,
+  'GET /v1/admin/detections/:id': member,
+  'PUT /v1/admin/detections/:id': admin,
+  'DELETE /v1/admin/detections/:id': admin,
+  'POST /v1/admin/detections/:id/test': admin,
+  'GET /v1/detections/:id/hits': member,
   'POST /v1/admin/query-endpoints': admin,
   'GET /v1/admin/query-endpoints': member,
   'GET /v1/admin/query-endpoints/:name': member,

@@ -49,3 +49,9 @@ export interface DerivedIndex {
 
 /** Something else derived from records that must lose deleted ones (the copies views hold): `ids` in the order of `seqs`. */
 export type RemovalListener = (t: string, d: string, seqs: number[], ids: string[]) => Promise<void>;
+
+/** Something that acts on committed records without being an index (detections): it keeps its own cursor and catches up from the store. */
+export interface RecordFollower {
+  added(t: string, d: string, records: StoredRecord[]): Promise<void>;
+  catchUp(t: string, d: string): Promise<void>;
+}

@@ -3,7 +3,7 @@ import type { RunState } from '../ingest/runs.js';
 import { layout } from '../layout.js';
 import { logProblem } from '../log.js';
 import type { StoredRecord } from '../records.js';
-import type { DerivedIndex, IndexName, RemovalListener } from './derivedIndex.js';
+import type { DerivedIndex, IndexName, RecordFollower, RemovalListener } from './derivedIndex.js';
 
 /**
  * The derived indexes of a data dir in one list, in the order they follow ingest (text first: a
@@ -13,6 +13,8 @@ import type { DerivedIndex, IndexName, RemovalListener } from './derivedIndex.js
 export class DerivedIndexes {
   /** what else loses deleted records (views): registered on this instance, never module-wide */
   private readonly listeners: RemovalListener[] = [];
+  /** what else acts on new records, after the indexes took them (detections) */
+  private readonly followers: RecordFollower[] = [];
 
   constructor(
     readonly all: readonly DerivedIndex[],
@@ -27,12 +29,18 @@ export class DerivedIndexes {
     this.listeners.push(listener);
   }
 
+  onAdded(follower: RecordFollower): void {
+    this.followers.push(follower);
+  }
+
   async added(t: string, d: string, records: StoredRecord[]): Promise<void> {
     for (const index of this.all) await index.added(t, d, records);
+    for (const f of this.followers) await f.added(t, d, records);
   }
 
   async follow(run: RunState, save: () => void): Promise<void> {
     for (const index of this.all) await index.follow(run, save);
+    for (const f of this.followers) await f.catchUp(run.tenant_id, run.dataset_id);
   }
 
   /** Brings every index up to the store; a failure is logged, and the next ingest or open tries again. */

@@ -11,6 +11,8 @@ import { RecordText, type Scope } from './recordText.js';
 /** A `q` compiled once into closures; `matches` runs per record. */
 export interface CompiledQuery {
   matches(rec: StoredRecord): boolean;
+  /** The same test on a record's text views, which several tests of one record can share. */
+  test(text: RecordText): boolean;
   /** Bare terms and phrases outside any negation, for BM25 ranking. */
   scoringText: string;
 }
@@ -25,7 +27,7 @@ export function compileQuery(q: string): CompiledQuery {
   }
   const ctx: Ctx = { input: q, negated: false, scoring: [], terms: new Set() };
   const test = compileNode(parse(q), ctx);
-  return { matches: (rec) => test(new RecordText(rec)), scoringText: ctx.scoring.join(' ') };
+  return { matches: (rec) => test(new RecordText(rec)), test, scoringText: ctx.scoring.join(' ') };
 }
 
 function parse(q: string): QueryNode {
