@@ -85,6 +85,8 @@ export class Detections {
     const old = this.stored(caller.tenant_id, id);
     const det = await checkDefinition(caller, req, { datasets: this.datasets, search: this.search, sql: this.sql });
     const made: StoredDetection = { ...det, detection_id: id, tenant_id: old.tenant_id, version: old.version + 1, created_at: old.created_at, updated_at: now() };
+    // the new version first: from here an evaluation of the old one stores nothing
+    await this.store.meta.put(keys.detection(caller.tenant_id, id), made);
     await this.clearState(caller.tenant_id, id);
     await this.store.meta.transaction(() => this.start(made));
     return this.view(made);

@@ -1,5 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { SearchConfig } from '../../api/sources.js';
+import { NotFound } from '../errors.js';
 import { now } from '../ids.js';
 import type { JobContext, JobQueue, JobState } from '../jobs/queue.js';
 import type { Sql } from '../sql/sql.js';
@@ -61,6 +62,15 @@ export class Scheduled {
     this.deps.store.meta.put(keys.detectionSchedule(t, det.detection_id), { ...state, next_run_at: next === null ? null : new Date(next).toISOString(), job_id: job?.job_id });
   }
 
+  private seqOf(t: string, d: string): number | null {
+    try {
+      return this.deps.datasetSeq(t, d);
+    } catch (err) {
+      if (err instanceof NotFound) return null;
+      throw err;
+    }
+  }
+
   private state(det: StoredDetection): ScheduleState | undefined {
     return this.deps.store.meta.get(keys.detectionSchedule(det.tenant_id, det.detection_id));
   }
@@ -87,7 +97,8 @@ export class Scheduled {
       return { hits };
     }
     for (const d of det.datasets) {
-      const upto = this.deps.datasetSeq(t, d);
+      const upto = this.seqOf(t, d);
+      if (upto === null) continue; // the dataset is gone: the others still run
       for (;;) {
         if (ctx.cancelled()) return { hits, cancelled: true };
         const state = this.state(det)!;
