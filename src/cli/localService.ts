@@ -11,6 +11,7 @@ import { SqlRequest } from '../api/sql.js';
 import { HostedSourcePut, SourcePut } from '../api/sources.js';
 import { validate } from '../api/validate.js';
 import { EndpointCreate } from '../api/endpoints.js';
+import { DetectionCreate, DetectionListQuery, DetectionTest, HitListQuery } from '../api/detections.js';
 import { ViewCreate, ViewListQuery, ViewRecordsQuery } from '../api/views.js';
 import type { Caller } from '../engine/auth/caller.js';
 import { NotFound } from '../engine/errors.js';
@@ -111,6 +112,13 @@ export function localService(engine: Engine, caller: Caller): Service {
     getEndpoint: async (name) => engine.endpoints.get(caller, name),
     deleteEndpoint: (name) => engine.endpoints.remove(caller, name),
     runEndpoint: (name, params) => engine.endpoints.run(caller, name, params, 'query'),
+    createDetection: (req) => engine.detections.create(caller, validate(DetectionCreate, strip(req))),
+    listDetections: async (query) => engine.detections.list(caller, validate(DetectionListQuery, strip(query), 'query')),
+    getDetection: async (id) => engine.detections.get(caller, id),
+    updateDetection: (id, req) => engine.detections.update(caller, id, validate(DetectionCreate, strip(req))),
+    deleteDetection: (id) => engine.detections.remove(caller, id),
+    testDetection: (id, req) => engine.detections.test(caller, id, validate(DetectionTest, strip(req))),
+    detectionHits: async (id, query) => engine.detections.hits(caller, id, validate(HitListQuery, strip(query), 'query')),
     createView: (req) => engine.views.create(caller, validate(ViewCreate, stripSearch(req))).catch((err) => Promise.reject(searchGoneLocally(err, req.from_search_id))),
     listViews: async (query) => engine.views.list(caller, validate(ViewListQuery, strip(query), 'query')),
     getView: async (id) => engine.views.get(caller, id),

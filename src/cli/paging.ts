@@ -14,7 +14,8 @@ export interface Paged {
 /** How a command prints its pages: which rows and columns a page holds, what it warns of, what it counts. */
 export interface PageShape<E extends Paged> {
   format: OutputFormat;
-  noun: 'records' | 'rows';
+  /** what the rows are: records, rows, hits */
+  noun: string;
   rows: (page: E) => Row[];
   columns: (page: E) => string[];
   warnings: (page: E) => string[];

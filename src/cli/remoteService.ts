@@ -94,6 +94,7 @@ export function remoteService(opts: RemoteOptions): Service {
 
   const exportPath = (id: string) => `/v1/export/${encodeURIComponent(id)}`;
   const reindexPath = (id: string) => `/v1/admin/reindex/jobs/${encodeURIComponent(id)}`;
+  const detectionPath = (id: string) => `/v1/admin/detections/${encodeURIComponent(id)}`;
 
   /** The file behind a completed export's signed URL: the signature is the credential, so no token is sent. */
   async function download(id: string): Promise<ExportFile> {
@@ -169,6 +170,13 @@ export function remoteService(opts: RemoteOptions): Service {
     getEndpoint: (name) => call('GET', `/v1/admin/query-endpoints/${encodeURIComponent(name)}`),
     deleteEndpoint: (name) => call('DELETE', `/v1/admin/query-endpoints/${encodeURIComponent(name)}`),
     runEndpoint: (name, params) => call('GET', `/v1/query-endpoints/${encodeURIComponent(name)}`, undefined, params),
+    createDetection: (req) => call('POST', '/v1/admin/detections', req),
+    listDetections: (query) => call('GET', '/v1/admin/detections', undefined, query),
+    getDetection: (id) => call('GET', detectionPath(id)),
+    updateDetection: (id, req) => call('PUT', detectionPath(id), req),
+    deleteDetection: (id) => call('DELETE', detectionPath(id)),
+    testDetection: (id, req) => call('POST', `${detectionPath(id)}/test`, req),
+    detectionHits: (id, query) => call('GET', `/v1/detections/${encodeURIComponent(id)}/hits`, undefined, query),
     createView: (req) => call('POST', '/v1/views', req),
     listViews: (query) => call('GET', '/v1/views', undefined, query),
     getView: (id) => call('GET', `/v1/views/${encodeURIComponent(id)}`),

@@ -10,6 +10,7 @@ import type { BackfillCreate, BackfillJob } from '../api/semantic.js';
 import type { SqlEnvelope, SqlRequest } from '../api/sql.js';
 import type { HostedSourcePut, IngestTokenMinted, Source, SourcePut } from '../api/sources.js';
 import type { Endpoint, EndpointCreate, EndpointList } from '../api/endpoints.js';
+import type { Detection, DetectionCreate, DetectionList, DetectionListQuery, DetectionTest, DetectionTestResult, HitList, HitListQuery } from '../api/detections.js';
 import type { SearchEnvelope as EndpointSearchAnswer } from '../api/search.js';
 import type { SqlEnvelope as EndpointSqlAnswer } from '../api/sql.js';
 import type { View, ViewCreate, ViewList, ViewListQuery, ViewRecords, ViewRecordsQuery } from '../api/views.js';
@@ -83,6 +84,15 @@ export interface Service {
   deleteEndpoint(name: string): Promise<Endpoint>;
   /** runs a query endpoint with its parameters as texts, as a query string carries them */
   runEndpoint(name: string, params: Record<string, string>): Promise<EndpointSearchAnswer | EndpointSqlAnswer>;
+  createDetection(req: DetectionCreate): Promise<Detection>;
+  listDetections(query: DetectionListQuery): Promise<DetectionList>;
+  getDetection(id: string): Promise<Detection>;
+  /** replaces the whole definition (secrets included: the view never shows them) */
+  updateDetection(id: string, req: DetectionCreate): Promise<Detection>;
+  deleteDetection(id: string): Promise<Detection>;
+  /** a dry run over the records already there: what it would fire, nothing stored, no action called */
+  testDetection(id: string, req: DetectionTest): Promise<DetectionTestResult>;
+  detectionHits(id: string, query: HitListQuery): Promise<HitList>;
   createView(req: ViewCreate): Promise<View>;
   listViews(query: ViewListQuery): Promise<ViewList>;
   getView(viewId: string): Promise<View>;
