@@ -1,6 +1,8 @@
-import { ulid } from 'ulid';
+import { monotonicFactory } from 'ulid';
 
-/** Prefixed ids that sort by creation time (`run_…`, `srch_…`). */
+const ulid = monotonicFactory();
+
+/** Prefixed ids that sort by creation time (`run_…`, `srch_…`), in this process even within one millisecond (the hits of one batch). */
 export function newId(prefix: string): string {
   return `${prefix}_${ulid().toLowerCase()}`;
 }

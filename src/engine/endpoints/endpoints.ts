@@ -263,7 +263,7 @@ export class Endpoints {
       if (why || !c.ok) issues.push({ loc: loc(p.name), msg: why!, type: 'value_error', input: given });
       else values[p.name] = c.value;
     }
-    if (issues.length) throw new Invalid(issues[0]!.msg, issues);
+    if (issues.length) throw new Invalid(`parameter ${String(issues[0]!.loc[1])}: ${issues[0]!.msg}`, issues);
     const ttl = e.cache_ttl_s ?? 0;
     if (ttl <= 0) return this.answer(caller, e, values);
     const t = caller.tenant_id;
