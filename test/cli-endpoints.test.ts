@@ -49,6 +49,19 @@ describe('svc endpoints', () => {
       r = run(['endpoints', 'run', `${name}-sql`, '--param', 'level=WARN']);
       expect(r.status, r.stderr).toBe(0);
       expect(r.stdout).toMatch(/Level/);
+      // a repeated --param fills a string[] parameter
+      const levels = join(dir.path, 'levels.json');
+      writeFileSync(levels, JSON.stringify({ search_request: { datasets: ['hdfs'], where: [{ field: 'Level', op: 'in', value: '{{levels}}' }], limit: 1000 }, params: [{ name: 'levels', type: 'string[]', required: true }] }));
+      expect(run(['endpoints', 'create', `${name}-in`, '--from-file', levels]).status).toBe(0);
+      const total = (...values: string[]) => {
+        const res = run(['endpoints', 'run', `${name}-in`, ...values.flatMap((v) => ['--param', `levels=${v}`]), '--output', 'json']);
+        expect(res.status, res.stderr).toBe(0);
+        return res.json().total.value as number;
+      };
+      const [warn, info] = [total('WARN'), total('INFO')];
+      expect(warn).toBeGreaterThan(0);
+      expect(info).toBeGreaterThan(0);
+      expect(total('WARN', 'INFO')).toBe(warn + info);
       expect(run(['endpoints', 'delete', name, '--yes']).status).toBe(0);
       expect(run(['endpoints', 'get', name]).status).toBe(3);
     }

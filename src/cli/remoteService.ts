@@ -61,7 +61,7 @@ export function remoteService(opts: RemoteOptions): Service {
 
   async function call<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, query?: Record<string, unknown>): Promise<T> {
     const url = new URL(base + path);
-    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null) url.searchParams.set(k, String(v));
+    for (const [k, v] of Object.entries(query ?? {})) for (const one of [v].flat()) if (one !== undefined && one !== null) url.searchParams.append(k, String(one));
     const streaming = body !== undefined && typeof (body as AsyncIterable<Buffer>)[Symbol.asyncIterator] === 'function';
     const headers: Record<string, string> = { authorization: `Bearer ${opts.token}`, accept: 'application/json' };
     const scoped = await tenantFor(path);

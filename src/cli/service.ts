@@ -83,7 +83,7 @@ export interface Service {
   getEndpoint(name: string): Promise<Endpoint>;
   deleteEndpoint(name: string): Promise<Endpoint>;
   /** runs a query endpoint with its parameters as texts, as a query string carries them */
-  runEndpoint(name: string, params: Record<string, string>): Promise<EndpointSearchAnswer | EndpointSqlAnswer>;
+  runEndpoint(name: string, params: Record<string, string | string[]>): Promise<EndpointSearchAnswer | EndpointSqlAnswer>;
   createDetection(req: DetectionCreate): Promise<Detection>;
   listDetections(query: DetectionListQuery): Promise<DetectionList>;
   getDetection(id: string): Promise<Detection>;

@@ -6,13 +6,15 @@ import { RECORD_COLUMNS } from './search.js';
 
 const COLUMNS = ['name', 'description', 'cache_ttl_s', 'created_at', 'updated_at'];
 
-/** `k=v` flags as a record (a repeated name keeps its last value). */
-function keyValues(pairs: string[]): Record<string, string> {
-  const out: Record<string, string> = {};
+/** `k=v` flags as a record: a repeated name gives a list (what a `string[]` parameter takes; any other keeps the last). */
+function keyValues(pairs: string[]): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
   for (const pair of pairs) {
     const at = pair.indexOf('=');
     if (at <= 0) throw new Exit(EXIT.usage, `--param takes NAME=VALUE, not '${pair}'`);
-    out[pair.slice(0, at)] = pair.slice(at + 1);
+    const [k, v] = [pair.slice(0, at), pair.slice(at + 1)];
+    const had = out[k];
+    out[k] = had === undefined ? v : [...(Array.isArray(had) ? had : [had]), v];
   }
   return out;
 }
