@@ -165,9 +165,10 @@ export class Engine {
     }
   }
 
-  /** Detections evaluate what was committed while no server ran them (or before a crash stored their hits). */
+  /** Detections evaluate what was committed while no server ran them (or before a crash stored their hits), and each cron one has its next run waiting. */
   private catchUpDetections(): void {
     for (const { tenant_id: t } of this.directory.tenants()) {
+      this.detections.ensureSchedules(t).catch((err) => logProblem('detection_schedules_not_checked', err, { tenant_id: t }));
       for (const d of this.datasets.ids(t)) this.detections.onIngest.catchUp(t, d).catch((err) => logProblem('detection_catch_up_failed', err, { tenant_id: t, dataset_id: d }));
     }
   }

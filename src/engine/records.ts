@@ -19,10 +19,12 @@ export interface StoredRecord {
   transform_version: number;
   /** seq of the record with the same id that this one replaced. */
   replaces?: number;
+  /** written by a reindex's re-parse: a line read again, not new data (detections do not evaluate it) */
+  reparsed?: boolean;
 }
 
 /** A record before the store assigns its sequence. */
-export type NewRecord = Omit<StoredRecord, 'seq' | 'replaces' | 'created_at' | 'key'>;
+export type NewRecord = Omit<StoredRecord, 'seq' | 'replaces' | 'reparsed' | 'created_at' | 'key'>;
 
 /** One item out of a parser: a value with its line, or the reason the line was refused. */
 export type ParsedItem =

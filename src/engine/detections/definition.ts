@@ -8,6 +8,7 @@ import { searchMode } from '../search/search.js';
 import type { Sql } from '../sql/sql.js';
 import { analyze } from '../text/analyzer.js';
 import { cronIssue } from './cron.js';
+import { MAX_WINDOW_MS, windowMs } from './threshold.js';
 import type { StoredDetection } from './stored.js';
 
 type Definition = Omit<StoredDetection, 'detection_id' | 'tenant_id' | 'version' | 'created_at' | 'updated_at'>;
@@ -40,6 +41,7 @@ export async function checkDefinition(caller: Caller, req: DetectionCreate, deps
     if (why) bad(['trigger', trigger.timezone && why.includes('zone') ? 'timezone' : 'cron'], why);
   }
   if (threshold?.group_by && threshold.group_pattern) bad(['threshold'], 'group_by or group_pattern, not both');
+  if (threshold && windowMs(threshold.window) > MAX_WINDOW_MS) bad(['threshold', 'window'], 'a window spans at most 30 days', threshold.window);
   if (threshold?.group_pattern) {
     const why = patternIssue(threshold.group_pattern);
     if (why) bad(['threshold', 'group_pattern'], why, threshold.group_pattern);

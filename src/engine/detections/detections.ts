@@ -2,7 +2,7 @@ import type { Detection, DetectionCreate, Hit, DetectionList, DetectionListQuery
 import { LIMITS } from '../../api/limits.js';
 import type { Caller } from '../auth/caller.js';
 import type { Datasets } from '../datasets/datasets.js';
-import { Invalid, NotFound } from '../errors.js';
+import { Conflict, Invalid, NotFound } from '../errors.js';
 import { newId, now } from '../ids.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Search } from '../search/search.js';
@@ -73,36 +73,67 @@ export class Detections {
 
   async create(caller: Caller, req: DetectionCreate): Promise<Detection> {
     const t = caller.tenant_id;
-    if (this.all(t).length >= LIMITS.detections) throw new Invalid(`a tenant holds at most ${LIMITS.detections} detections`, [{ loc: ['body'], msg: `a tenant holds at most ${LIMITS.detections} detections: delete one first`, type: 'value_error' }]);
-    const at = now();
     const det = await checkDefinition(caller, req, { datasets: this.datasets, search: this.search, sql: this.sql });
+    const at = now();
     const made: StoredDetection = { ...det, detection_id: newId('det'), tenant_id: t, version: 1, created_at: at, updated_at: at };
-    await this.store.meta.transaction(() => this.start(made));
+    // counted where it is written: two creates at once cannot pass the cap together
+    const full = await this.store.meta.transaction(() => {
+      if (this.store.meta.getKeysCount(prefixRange(keys.detection(t))) >= LIMITS.detections) return true;
+      this.start(made, this.seqs(made));
+      return false;
+    });
+    if (full) throw new Invalid(`a tenant holds at most ${LIMITS.detections} detections`, [{ loc: ['body'], msg: `a tenant holds at most ${LIMITS.detections} detections: delete one first`, type: 'value_error' }]);
     return this.view(made);
   }
 
   async update(caller: Caller, id: string, req: DetectionCreate): Promise<Detection> {
-    const old = this.stored(caller.tenant_id, id);
+    const t = caller.tenant_id;
+    const old = this.stored(t, id);
     const det = await checkDefinition(caller, req, { datasets: this.datasets, search: this.search, sql: this.sql });
     const made: StoredDetection = { ...det, detection_id: id, tenant_id: old.tenant_id, version: old.version + 1, created_at: old.created_at, updated_at: now() };
-    // the new version first: from here an evaluation of the old one stores nothing
-    await this.store.meta.put(keys.detection(caller.tenant_id, id), made);
-    await this.clearState(caller.tenant_id, id);
-    await this.store.meta.transaction(() => this.start(made));
+    // the new version first, unless another change came between: from here an evaluation of the old one stores nothing
+    const current = await this.store.meta.transaction(() => {
+      const cur: StoredDetection | undefined = this.store.meta.get(keys.detection(t, id));
+      if (cur?.version === old.version) this.store.meta.put(keys.detection(t, id), made);
+      return cur;
+    });
+    if (!current) throw new NotFound(`detection '${id}' not found`);
+    if (current.version !== old.version) throw new Conflict(`detection '${id}' changed while this update was checked: read it again`);
+    await this.clearState(t, id);
+    await this.store.meta.transaction(() => {
+      const seqs = this.seqs(made);
+      if ((this.store.meta.get(keys.detection(t, id)) as StoredDetection | undefined)?.version === made.version) this.start(made, seqs);
+    });
     return this.view(made);
+  }
+
+  /** Each dataset's last seq now (read before anything is written: a dataset gone throws first). */
+  private seqs(det: StoredDetection): Record<string, number> {
+    return Object.fromEntries(det.datasets.map((d) => [d, this.datasets.state(det.tenant_id, d).seq]));
   }
 
   /**
    * Inside a transaction: stores the detection and where it starts. It looks at records committed
-   * from now on (an update starts afresh: its groups and cursors go); a cron detection's first
+   * after `seqs` (an update starts afresh: its groups and cursors went); a cron detection's first
    * run covers the records since.
    */
-  private start(det: StoredDetection): void {
+  private start(det: StoredDetection, seqs: Record<string, number>): void {
     const t = det.tenant_id;
     this.store.meta.put(keys.detection(t, det.detection_id), det);
-    const seqs = Object.fromEntries(det.datasets.map((d) => [d, this.datasets.state(t, d).seq]));
     if (det.trigger.on_ingest) for (const [d, seq] of Object.entries(seqs)) this.store.meta.put(keys.detectionCursor(t, det.detection_id, d), seq);
     if (det.trigger.cron && det.enabled) this.scheduled.schedule(det, { cutoffs: seqs, cutoff_at: now(), last_run_at: null, next_run_at: null });
+  }
+
+  /** At a server's start: every enabled cron detection has its next run waiting (a crash or a failed run may have left none). */
+  async ensureSchedules(t: string): Promise<void> {
+    for (const det of this.all(t)) {
+      if (!det.enabled || !det.trigger.cron || this.scheduled.waiting(det)) continue;
+      await this.store.meta.transaction(() => {
+        const seqs = this.seqs(det);
+        const state: ScheduleState | undefined = this.store.meta.get(keys.detectionSchedule(t, det.detection_id));
+        this.scheduled.schedule(det, state ?? { cutoffs: seqs, cutoff_at: now(), last_run_at: null, next_run_at: null });
+      });
+    }
   }
 
   /** Removes a detection's cursors, groups and schedule (not its hits), a bounded batch per transaction. */
@@ -139,9 +170,18 @@ export class Detections {
   /** A detection's hits, newest first; `since` keeps those triggered at or after it. */
   hits(caller: Caller, id: string, q: HitListQuery = {}): HitList {
     this.stored(caller.tenant_id, id);
-    const since = q.since ? new Date(q.since).toISOString() : null;
-    const page = newestFirst<Hit>(this.store.meta, keys.hit(caller.tenant_id, id), q.cursor, q.limit ?? 50, since ? (h) => h.triggered_at >= since : undefined);
-    return { hits: page.values, next_cursor: page.next };
+    const since = q.since ? new Date(q.since).toISOString() : '';
+    const limit = q.limit ?? 50;
+    const prefix = keys.hit(caller.tenant_id, id);
+    const hits: Hit[] = [];
+    // newest first: the first hit older than `since` ends the page
+    for (const { key, value } of this.store.meta.getRange({ start: [...prefix, q.cursor ?? MAX_KEY], end: prefix, reverse: true })) {
+      if (key[prefix.length] === q.cursor) continue;
+      if ((value as Hit).triggered_at < since) break;
+      if (hits.length === limit) return { hits, next_cursor: hits[limit - 1]!.hit_id };
+      hits.push(value as Hit);
+    }
+    return { hits, next_cursor: null };
   }
 
   /** What the detection would fire over the records already there (since `since`): nothing stored, no action called. */

@@ -68,8 +68,8 @@ export class OnIngest {
       if (from > upto) return;
       const slice = batch.length > 0 && batch[0]!.seq <= from ? batch.filter((r) => r.seq >= from) : this.read(t, d, from, upto);
       const end = slice.length > 0 ? slice[slice.length - 1]!.seq : upto;
-      // a record that replaces one with its id is that record again (a re-parse, the same file sent twice)
-      const candidates = slice.filter((r) => r.replaces === undefined).map((r) => new Candidate(r));
+      // a re-parse reads lines again; a record sent again with the same content was not stored again
+      const candidates = slice.filter((r) => !r.reparsed).map((r) => new Candidate(r));
       const config = this.deps.searchConfig(t, d);
       const outcomes: Outcome[] = [];
       for (const [i, det] of dets.entries()) {

@@ -54,7 +54,7 @@ export class Rule {
       const spent = addMatch(groups.get(group), [recordTimeMs(c.rec), this.datasetId, c.rec.seq], th.count_gte, this.window);
       if (!spent) continue;
       const end = spent[spent.length - 1]![0];
-      const records = spent.map(([, d, seq]): [string, StoredRecord | undefined] => [d, d === this.datasetId ? (here.get(seq) ?? load(d, seq)) : load(d, seq)]);
+      const records = spent.slice(0, LIMITS.hitRecords).map(([, d, seq]): [string, StoredRecord | undefined] => [d, d === this.datasetId ? (here.get(seq) ?? load(d, seq)) : load(d, seq)]);
       out.push(this.hit(tenantId, th.group_by || th.group_pattern ? group : null, spent.length, end - this.window, end, records));
     }
     return out;
@@ -83,7 +83,7 @@ export class MemoryGroups implements Groups {
   constructor(private readonly read: (group: string) => GroupState | undefined = () => undefined) {}
   get(group: string): GroupState {
     let s = this.touched.get(group);
-    if (!s) this.touched.set(group, (s = this.read(group) ?? { matches: [], fired_until: null }));
+    if (!s) this.touched.set(group, (s = this.read(group) ?? { matches: [] }));
     return s;
   }
 }

@@ -2,7 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { SearchConfig } from '../../api/sources.js';
 import { NotFound } from '../errors.js';
 import { now } from '../ids.js';
-import type { JobContext, JobQueue, JobState } from '../jobs/queue.js';
+import { isTerminal, type JobContext, type JobQueue, type JobState } from '../jobs/queue.js';
 import type { Sql } from '../sql/sql.js';
 import type { Store } from '../store/db.js';
 import { keys } from '../store/keys.js';
@@ -71,6 +71,18 @@ export class Scheduled {
     }
   }
 
+  /** Whether the detection's next run is waiting in the queue. */
+  waiting(det: StoredDetection): boolean {
+    const id = this.state(det)?.job_id;
+    if (!id) return false;
+    try {
+      return !isTerminal(this.deps.jobs.get(det.tenant_id, id).status);
+    } catch (err) {
+      if (err instanceof NotFound) return false;
+      throw err;
+    }
+  }
+
   private state(det: StoredDetection): ScheduleState | undefined {
     return this.deps.store.meta.get(keys.detectionSchedule(det.tenant_id, det.detection_id));
   }
@@ -81,16 +93,22 @@ export class Scheduled {
     const det: StoredDetection | undefined = store.meta.get(keys.detection(t, String(job.payload.detection_id)));
     // an update staged its own next run; a deleted or disabled detection runs no more
     if (!det || det.version !== job.payload.version || !det.enabled || !det.trigger.cron) return { skipped: 'the detection changed or is gone' };
-    const first = this.state(det);
-    if (!first) return { skipped: 'the detection changed or is gone' };
-    if (first.job_id === job.job_id) {
-      await store.meta.transaction(() => this.schedule(det, first));
-      jobs.poke();
-    }
+    // the next run first, so that this one failing leaves it waiting; only the run the state names stages it
+    const staged = await store.meta.transaction(() => {
+      const current: StoredDetection | undefined = store.meta.get(keys.detection(t, det.detection_id));
+      const state = this.state(det);
+      if (current?.version !== det.version || state?.job_id !== job.job_id) return false;
+      this.schedule(det, state);
+      return true;
+    });
+    if (staged) jobs.poke();
+    if (!this.state(det)) return { skipped: 'the detection changed or is gone' };
     const until = now();
     let hits = 0;
     if (det.query.sql !== undefined) {
-      const state = this.state(det)!;
+      const state = this.state(det);
+      if (!state) return { skipped: 'the detection changed or is gone' };
+      for (const d of det.datasets) await this.deps.sql.indexes.catchUp(t, d).catch(() => {}); // what was committed before `until` is in the tables
       const { hit } = await sqlHit(this.deps.sql, det, state.cutoff_at, until);
       const done = { ...state, cutoff_at: until, last_run_at: until };
       hits = (await commitOutcomes(store, jobs, this.deps.webhooks, t, [{ det, hits: hit ? [hit] : [], groups: new MemoryGroups(), progress: [keys.detectionSchedule(t, det.detection_id), done] }])).length;
@@ -101,14 +119,15 @@ export class Scheduled {
       if (upto === null) continue; // the dataset is gone: the others still run
       for (;;) {
         if (ctx.cancelled()) return { hits, cancelled: true };
-        const state = this.state(det)!;
+        const state = this.state(det);
+        if (!state) return { hits, skipped: 'the detection changed or is gone' };
         const from = (state.cutoffs[d] ?? upto) + 1;
         if (from > upto) break;
         const records = [...store.records.getRange({ start: [t, d, from], end: [t, d, upto + 1], limit: STEP }).map((e) => e.value)];
         const end = records.length > 0 ? records[records.length - 1]!.seq : upto;
         const rule = new Rule(det, d, this.deps.searchConfig(t, d));
         const groups = storedGroups(store, t, det.detection_id);
-        const found = rule.hits(t, rule.matches(records.filter((r) => r.replaces === undefined).map((r) => new Candidate(r))), groups, loader(store, t));
+        const found = rule.hits(t, rule.matches(records.filter((r) => !r.reparsed).map((r) => new Candidate(r))), groups, loader(store, t));
         const progress = { ...state, cutoffs: { ...state.cutoffs, [d]: end } };
         hits += (await commitOutcomes(store, jobs, this.deps.webhooks, t, [{ det, hits: found, groups, progress: [keys.detectionSchedule(t, det.detection_id), progress] }])).length;
         await nextTurn();

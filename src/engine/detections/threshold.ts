@@ -4,6 +4,8 @@ import type { StoredRecord } from '../records.js';
 import { fieldValue } from '../search/fieldValue.js';
 
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+/** the longest window a threshold may count over */
+export const MAX_WINDOW_MS = 30 * UNIT_MS.d;
 
 /** "10m" → 600000. */
 export function windowMs(window: string): number {
@@ -19,11 +21,9 @@ export function recordTimeMs(rec: StoredRecord): number {
 /** A match a group keeps: its time, dataset and seq. */
 export type Match = [timeMs: number, datasetId: string, seq: number];
 
-/** A group's matches within one window of its newest, none of them already part of a hit. */
+/** A group's matches that no hit has spent yet, oldest first. */
 export interface GroupState {
   matches: Match[];
-  /** the end of the group's last hit's window: matches at or before it were counted */
-  fired_until: number | null;
   /** when it last changed (wall clock): a group untouched for long holds only stale matches */
   touched?: number;
 }
@@ -39,22 +39,25 @@ export function groupOf(threshold: Threshold, rec: StoredRecord, pattern: RegExp
 }
 
 /**
- * Adds one match to its group; answers the matches of the window that reached `count_gte`, once:
- * they are then spent, so the windows of two hits of one group never overlap. A match older than
- * the group's newest by a window or more (or than its last hit) counts for nothing.
+ * Adds one match to its group and counts the window that ends at it. When that window holds
+ * `count` unspent matches, they make a hit and are spent: each match counts toward one hit at
+ * most. Matches a window or more older than the one added (or than now) count no more and go; a group
+ * keeps at most `LIMITS.thresholdCount` matches (the oldest go first), so a record stamped far in
+ * the future holds one place and blinds nothing.
  */
-export function addMatch(state: GroupState, m: Match, count: number, window: number): Match[] | null {
-  if (state.fired_until !== null && m[0] <= state.fired_until) return null;
-  const at = sortedIndex(state.matches, m[0]);
-  state.matches.splice(at, 0, m);
-  const newest = state.matches[state.matches.length - 1]![0];
-  const from = state.matches.findIndex((x) => x[0] > newest - window);
-  state.matches.splice(0, from);
-  if (state.matches.length < count) return null;
-  const spent = state.matches;
-  state.matches = [];
-  state.fired_until = newest;
-  return spent;
+export function addMatch(state: GroupState, m: Match, count: number, window: number, nowMs = Date.now()): Match[] | null {
+  // a match from the future prunes nothing: the clock bounds how far it reaches
+  const horizon = Math.min(m[0], nowMs) - window;
+  const all = state.matches.filter((x) => x[0] > horizon);
+  all.splice(sortedIndex(all, m[0]), 0, m);
+  const inWindow = all.filter((x) => x[0] > m[0] - window && x[0] <= m[0]);
+  if (inWindow.length >= count) {
+    const spent = new Set(inWindow);
+    state.matches = all.filter((x) => !spent.has(x));
+    return inWindow;
+  }
+  state.matches = all.slice(-LIMITS.thresholdCount);
+  return null;
 }
 
 function sortedIndex(matches: Match[], time: number): number {

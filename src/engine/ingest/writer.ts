@@ -72,6 +72,7 @@ export async function commitBatch(store: Store, run: RunState, batch: Batch): Pr
       }
       kept.push(rec);
       const stored: StoredRecord = { ...rec, key: run.key, seq: ++ds.seq, created_at: createdAt };
+      if (reparse !== undefined) stored.reparsed = true;
       if (old) {
         stored.replaces = old.seq;
         store.records.remove([t, d, old.seq]);
