@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Engine } from '../src/engine/index.js';
 import { DATA, init, serve, svcAsync, tempDir, type Server } from './helpers/cli.js';
-import { client, expectStatus, until, type Json } from './helpers/http.js';
+import { client, expectStatus, ingestStream, until, type Json } from './helpers/http.js';
 
 const SSH = readFileSync(join(DATA, 'loghub/OpenSSH/OpenSSH_2k.log'), 'utf8').split(/\r?\n/).filter((l) => l !== '');
 const FAILED = SSH.filter((l) => l.includes('Failed password')).length;
@@ -87,14 +87,7 @@ describe('on a running server', () => {
   let http: ReturnType<typeof client>;
   afterAll(async () => server?.stop());
 
-  async function ingest(lines: string[]): Promise<void> {
-    const run = expectStatus(await http.call('POST', '/v1/ingest/sources/ssh/stream?format=text', { body: lines.join('\n') + '\n', contentType: 'text/plain' }), 202);
-    const done = await until(`run ${run.ingest_run_id}`, async () => {
-      const r = expectStatus(await http.get(`/v1/ingest/runs/${run.ingest_run_id}`), 200);
-      return r.status === 'ready' || r.status === 'failed' ? r : undefined;
-    });
-    expect(done.status).toBe('ready');
-  }
+  const ingest = (lines: string[]) => ingestStream(http, 'ssh', lines.join('\n') + '\n', 'text');
 
   it('a webhook receiver that is down gets the hit, signed, once it is back', async () => {
     const { path, admin } = fresh();

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useApp } from './helpers/app.js';
 import { DATA } from './helpers/cli.js';
-import { client, expectStatus, until, type Json } from './helpers/http.js';
+import { client, expectStatus, ingestStream, until, type Json } from './helpers/http.js';
 
 const SSH = readFileSync(join(DATA, 'loghub/OpenSSH/OpenSSH_2k.log'), 'utf8').split(/\r?\n/).filter((l) => l !== '');
 const rows = SSH.slice(0, 400).map((line, i) => ({ id: `ssh-${i}`, msg: line, n: i }));
@@ -16,12 +16,7 @@ const ndjson = (items: unknown[]) => items.map((r) => JSON.stringify(r)).join('\
 const { t, http } = useApp();
 
 async function ingest(datasetId: string, items: unknown[]): Promise<void> {
-  const run = expectStatus(await http.call('POST', `/v1/ingest/sources/${datasetId}/stream?format=ndjson`, { body: ndjson(items), contentType: 'application/x-ndjson' }), 202);
-  const done = await until(`run ${run.ingest_run_id}`, async () => {
-    const r = expectStatus(await http.get(`/v1/ingest/runs/${run.ingest_run_id}`), 200);
-    return r.status === 'ready' || r.status === 'failed' ? r : undefined;
-  });
-  expect(done.status, JSON.stringify(done)).toBe('ready');
+  const done = await ingestStream(http, datasetId, ndjson(items));
   expect(done.ready_for.sql_search).toBe(true);
 }
 

@@ -76,3 +76,15 @@ export async function until<T>(what: string, probe: () => Promise<T | undefined>
     await sleep(everyMs);
   }
 }
+
+/** Streams `body` into a dataset (`format` ndjson or text) and waits for the run to end `ready`; returns the run. */
+export async function ingestStream(http: ReturnType<typeof client>, datasetId: string, body: string, format: 'ndjson' | 'text' = 'ndjson'): Promise<Json> {
+  const contentType = format === 'ndjson' ? 'application/x-ndjson' : 'text/plain';
+  const run = expectStatus(await http.call('POST', `/v1/ingest/sources/${datasetId}/stream?format=${format}`, { body, contentType }), 202);
+  const done = await until(`run ${run.ingest_run_id}`, async () => {
+    const r = expectStatus(await http.get(`/v1/ingest/runs/${run.ingest_run_id}`), 200);
+    return r.status === 'ready' || r.status === 'failed' ? r : undefined;
+  });
+  expect(done.status, JSON.stringify(done)).toBe('ready');
+  return done;
+}
