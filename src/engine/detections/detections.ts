@@ -11,6 +11,7 @@ import type { Sql } from '../sql/sql.js';
 import { type Key, MAX_KEY, newestFirst, prefixRange, scanPrefix, type Store } from '../store/db.js';
 import { keys } from '../store/keys.js';
 import { checkDefinition } from './definition.js';
+import { materialize, type StoredHit } from './hits.js';
 import { dryRun } from './dryRun.js';
 import { OnIngest } from './onIngest.js';
 import { Scheduled, type ScheduleState } from './scheduled.js';
@@ -50,8 +51,13 @@ export class Detections {
     return [...scanPrefix<StoredDetection>(this.store.meta, keys.detection(t))].map((e) => e.value);
   }
 
+  /** a tenant's on-ingest detections as last read: every batch asks, a change of definitions drops it */
+  private readonly onIngestCache = new Map<string, StoredDetection[]>();
+
   private active(t: string, d: string): StoredDetection[] {
-    return this.all(t).filter((det) => det.enabled && det.trigger.on_ingest && det.datasets.includes(d));
+    let dets = this.onIngestCache.get(t);
+    if (!dets) this.onIngestCache.set(t, (dets = this.all(t).filter((det) => det.enabled && det.trigger.on_ingest)));
+    return dets.filter((det) => det.datasets.includes(d));
   }
 
   private stored(t: string, id: string): StoredDetection {
@@ -82,6 +88,7 @@ export class Detections {
       this.start(made, this.seqs(made));
       return false;
     });
+    this.onIngestCache.delete(t);
     if (full) throw new Invalid(`a tenant holds at most ${LIMITS.detections} detections`, [{ loc: ['body'], msg: `a tenant holds at most ${LIMITS.detections} detections: delete one first`, type: 'value_error' }]);
     return this.view(made);
   }
@@ -97,6 +104,7 @@ export class Detections {
       if (cur?.version === old.version) this.store.meta.put(keys.detection(t, id), made);
       return cur;
     });
+    this.onIngestCache.delete(t);
     if (!current) throw new NotFound(`detection '${id}' not found`);
     if (current.version !== old.version) throw new Conflict(`detection '${id}' changed while this update was checked: read it again`);
     await this.clearState(t, id);
@@ -162,6 +170,7 @@ export class Detections {
   async remove(caller: Caller, id: string): Promise<Detection> {
     const det = this.stored(caller.tenant_id, id);
     await this.store.meta.remove(keys.detection(caller.tenant_id, id)); // from here nothing evaluates it; the rest is clean-up
+    this.onIngestCache.delete(caller.tenant_id);
     await this.clearState(caller.tenant_id, id);
     await this.removePrefix(keys.hit(caller.tenant_id, id));
     return this.view(det);
@@ -177,9 +186,9 @@ export class Detections {
     // newest first: the first hit older than `since` ends the page
     for (const { key, value } of this.store.meta.getRange({ start: [...prefix, q.cursor ?? MAX_KEY], end: prefix, reverse: true })) {
       if (key[prefix.length] === q.cursor) continue;
-      if ((value as Hit).triggered_at < since) break;
+      if ((value as StoredHit).triggered_at < since) break;
       if (hits.length === limit) return { hits, next_cursor: hits[limit - 1]!.hit_id };
-      hits.push(value as Hit);
+      hits.push(materialize(this.store, caller.tenant_id, value as StoredHit));
     }
     return { hits, next_cursor: null };
   }

@@ -5,9 +5,9 @@ import type { SearchConfig } from '../../api/sources.js';
 import type { Search } from '../search/search.js';
 import type { Sql } from '../sql/sql.js';
 import type { Store } from '../store/db.js';
-import { loader } from './evaluation.js';
+import { materialize } from './hits.js';
 import { Candidate } from './matcher.js';
-import { MemoryGroups, type NewHit, Rule } from './rules.js';
+import { MemoryGroups, Rule } from './rules.js';
 import { sqlHit } from './sqlRule.js';
 import type { StoredDetection } from './stored.js';
 import { recordTimeMs } from './threshold.js';
@@ -31,12 +31,12 @@ export async function dryRun(det: StoredDetection, since: string | null, deps: D
   const t = det.tenant_id;
   if (det.query.sql !== undefined) {
     const { hit, rows } = await sqlHit(deps.sql, det, since ?? new Date(0).toISOString(), new Date().toISOString());
-    return { hits: hit ? [hit] : [], records_evaluated: rows, records_matched: rows, complete: true };
+    return { hits: hit ? [materialize(deps.store, t, hit)] : [], records_evaluated: rows, records_matched: rows, complete: true };
   }
   const sinceMs = since ? Date.parse(since) : -Infinity;
   const deadline = Date.now() + deps.search.limits.timeoutMs;
   const groups = new MemoryGroups();
-  const hits: NewHit[] = [];
+  const hits: DetectionTestResult['hits'] = [];
   let evaluated = 0;
   let matched = 0;
   for (const d of det.datasets) {
@@ -51,7 +51,7 @@ export async function dryRun(det: StoredDetection, since: string | null, deps: D
       evaluated += candidates.length;
       const found = rule.matches(candidates);
       matched += found.length;
-      for (const h of rule.hits(t, found, groups, loader(deps.store, t))) if (hits.length < LIMITS.testHits) hits.push(h);
+      for (const h of rule.hits(found, groups)) if (hits.length < LIMITS.testHits) hits.push(materialize(deps.store, t, h));
       await nextTurn();
     }
   }

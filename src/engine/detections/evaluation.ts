@@ -1,8 +1,7 @@
-import type { Hit } from '../../api/detections.js';
 import type { JobQueue } from '../jobs/queue.js';
-import type { StoredRecord } from '../records.js';
 import type { Key, Store } from '../store/db.js';
 import { keys } from '../store/keys.js';
+import type { StoredHit } from './hits.js';
 import { MemoryGroups, type NewHit, withId } from './rules.js';
 import type { StoredDetection } from './stored.js';
 import type { Webhooks } from './webhooks.js';
@@ -21,17 +20,13 @@ export function storedGroups(store: Store, t: string, detectionId: string): Memo
   return new MemoryGroups((g) => store.meta.get(keys.detectionGroup(t, detectionId, g)));
 }
 
-export function loader(store: Store, t: string): (d: string, seq: number) => StoredRecord | undefined {
-  return (d, seq) => store.records.get([t, d, seq]);
-}
-
 /**
  * Stores outcomes in one transaction: the hits, the groups, how far each detection got, and a
  * delivery job per hit and action. A detection updated or deleted meanwhile keeps none of it.
  * Either all of it is stored or none: a crash before the commit evaluates the same records again.
  */
-export async function commitOutcomes(store: Store, jobs: JobQueue, webhooks: Webhooks, t: string, outcomes: Outcome[]): Promise<Hit[]> {
-  const stored: Hit[] = [];
+export async function commitOutcomes(store: Store, jobs: JobQueue, webhooks: Webhooks, t: string, outcomes: Outcome[]): Promise<StoredHit[]> {
+  const stored: StoredHit[] = [];
   const touched = Date.now();
   await store.meta.transaction(() => {
     for (const o of outcomes) {

@@ -6,14 +6,17 @@ import { logProblem } from '../log.js';
 import type { StoredRecord } from '../records.js';
 import type { Store } from '../store/db.js';
 import { keys } from '../store/keys.js';
-import { commitOutcomes, loader, type Outcome, storedGroups } from './evaluation.js';
+import { commitOutcomes, type Outcome, storedGroups } from './evaluation.js';
 import { Candidate } from './matcher.js';
 import { MemoryGroups, Rule } from './rules.js';
+import { triage } from './triage.js';
 import type { StoredDetection } from './stored.js';
 import type { Webhooks } from './webhooks.js';
 
 /** records one evaluation step reads from the store when it catches up */
 const STEP = 5000;
+/** batches evaluation may run behind ingest: enough to overlap the two, few enough to bound memory */
+const LAG = 4;
 /** detections evaluated between two turns of the event loop */
 const PER_TURN = 10;
 
@@ -36,12 +39,21 @@ export interface OnIngestDeps {
  */
 export class OnIngest {
   private readonly chains = new Map<string, Promise<void>>();
+  /** batches of a tenant waiting to be evaluated */
+  private readonly queued = new Map<string, number>();
   constructor(private readonly deps: OnIngestDeps) {}
 
-  /** A batch just committed. */
-  added(t: string, d: string, records: StoredRecord[]): Promise<void> {
-    if (records.length === 0) return Promise.resolve();
-    return this.chain(t, () => this.advance(t, d, records[records.length - 1]!.seq, records));
+  /**
+   * A batch just committed: evaluated behind ingest, which waits only when `LAG` batches are queued
+   * (the end of the run waits for all of them, in `catchUp`). A failure here is made up there.
+   */
+  async added(t: string, d: string, records: StoredRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    const queued = (this.queued.get(t) ?? 0) + 1;
+    this.queued.set(t, queued);
+    const done = this.chain(t, () => this.advance(t, d, records[records.length - 1]!.seq, records)).finally(() => this.queued.set(t, (this.queued.get(t) ?? 1) - 1));
+    if (queued > LAG) await done;
+    else done.catch(() => {});
   }
 
   /** Everything committed (the end of a run, the start of a server). */
@@ -72,19 +84,24 @@ export class OnIngest {
       const candidates = slice.filter((r) => !r.reparsed).map((r) => new Candidate(r));
       const config = this.deps.searchConfig(t, d);
       const outcomes: Outcome[] = [];
+      const rules: { det: StoredDetection; since: number; rule: Rule }[] = [];
       for (const [i, det] of dets.entries()) {
         if (behind[i]! >= end) continue;
-        const mine = behind[i]! + 1 > from ? candidates.filter((c) => c.rec.seq > behind[i]!) : candidates;
         const progress: Outcome['progress'] = [keys.detectionCursor(t, det.detection_id, d), end];
-        const groups = storedGroups(store, t, det.detection_id);
         try {
-          const rule = new Rule(det, d, config);
-          outcomes.push({ det, hits: rule.hits(t, rule.matches(mine), groups, loader(store, t)), groups, progress });
+          rules.push({ det, since: behind[i]!, rule: new Rule(det, d, config) });
+          outcomes.push({ det, hits: [], groups: storedGroups(store, t, det.detection_id), progress });
         } catch (err) {
           // a rule its dataset no longer suits: logged, and it moves on, so that it never holds the others back
           logProblem('detection_failed', err, { tenant_id: t, dataset_id: d, detection_id: det.detection_id });
           outcomes.push({ det, hits: [], groups: new MemoryGroups(), progress });
         }
+      }
+      const lists = triage(rules.map((r) => r.rule), candidates);
+      for (const [i, { det, since, rule }] of rules.entries()) {
+        const mine = since + 1 > from ? lists[i]!.filter((c) => c.rec.seq > since) : lists[i]!;
+        const outcome = outcomes.find((o) => o.det === det)!;
+        outcome.hits = rule.hits(rule.matches(mine), outcome.groups);
         if (i % PER_TURN === PER_TURN - 1) await nextTurn();
       }
       crashPoint('detections:evaluated', this.deps.crashAt);

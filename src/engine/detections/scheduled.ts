@@ -7,7 +7,7 @@ import type { Sql } from '../sql/sql.js';
 import type { Store } from '../store/db.js';
 import { keys } from '../store/keys.js';
 import { nextRunAfter } from './cron.js';
-import { commitOutcomes, loader, storedGroups } from './evaluation.js';
+import { commitOutcomes, storedGroups } from './evaluation.js';
 import { Candidate } from './matcher.js';
 import { MemoryGroups, Rule } from './rules.js';
 import { sqlHit } from './sqlRule.js';
@@ -127,7 +127,7 @@ export class Scheduled {
         const end = records.length > 0 ? records[records.length - 1]!.seq : upto;
         const rule = new Rule(det, d, this.deps.searchConfig(t, d));
         const groups = storedGroups(store, t, det.detection_id);
-        const found = rule.hits(t, rule.matches(records.filter((r) => !r.reparsed).map((r) => new Candidate(r))), groups, loader(store, t));
+        const found = rule.hits(rule.matches(records.filter((r) => !r.reparsed).map((r) => new Candidate(r))), groups);
         const progress = { ...state, cutoffs: { ...state.cutoffs, [d]: end } };
         hits += (await commitOutcomes(store, jobs, this.deps.webhooks, t, [{ det, hits: found, groups, progress: [keys.detectionSchedule(t, det.detection_id), progress] }])).length;
         await nextTurn();

@@ -1,9 +1,9 @@
 import { createHmac } from 'node:crypto';
 import { request } from 'undici';
-import type { Hit } from '../../api/detections.js';
 import { Permanent, type JobQueue, type JobState } from '../jobs/queue.js';
 import type { Store } from '../store/db.js';
 import { keys } from '../store/keys.js';
+import { materialize, type StoredHit } from './hits.js';
 import type { StoredDetection } from './stored.js';
 
 export const WEBHOOK_JOB = 'detection_webhook';
@@ -40,7 +40,7 @@ export class Webhooks {
    * Stages one delivery per webhook action, inside the caller's transaction (the one that stores
    * the hit): the deliveries exist exactly when the hit does. The caller pokes the queue after commit.
    */
-  stage(t: string, det: StoredDetection, hit: Hit): void {
+  stage(t: string, det: StoredDetection, hit: { hit_id: string }): void {
     det.actions.forEach((a, i) => {
       if (a.type !== 'webhook') return;
       const payload: DeliveryPayload = { detection_id: det.detection_id, hit_id: hit.hit_id, action: i, url: a.url };
@@ -54,12 +54,13 @@ export class Webhooks {
     const p = job.payload as unknown as DeliveryPayload;
     const det: StoredDetection | undefined = this.store.meta.get(keys.detection(t, p.detection_id));
     if (!det) throw new Permanent(`detection '${p.detection_id}' no longer exists: nothing to deliver`);
-    const hit: Hit | undefined = this.store.meta.get(keys.hit(t, p.detection_id, p.hit_id));
-    if (!hit) throw new Permanent(`hit '${p.hit_id}' no longer exists: nothing to deliver`);
+    const stored: StoredHit | undefined = this.store.meta.get(keys.hit(t, p.detection_id, p.hit_id));
+    if (!stored) throw new Permanent(`hit '${p.hit_id}' no longer exists: nothing to deliver`);
     const action = det.actions[p.action];
     // the detection was edited meanwhile: its actions are no longer the ones the hit was staged for
     if (action?.type !== 'webhook' || action.url !== p.url) throw new Permanent(`webhook action ${p.action} of detection '${p.detection_id}' no longer posts to ${p.url}`);
 
+    const hit = materialize(this.store, t, stored);
     const body = Buffer.from(JSON.stringify(hit));
     const headers: Record<string, string> = {
       'content-type': 'application/json',

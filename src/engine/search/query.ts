@@ -15,6 +15,11 @@ export interface CompiledQuery {
   test(text: RecordText): boolean;
   /** Bare terms and phrases outside any negation, for BM25 ranking. */
   scoringText: string;
+  /**
+   * Index terms of which every matching record holds one in its title or body, or null when q
+   * requires none: a cheap test that rules most records out before `test` runs.
+   */
+  required: string[] | null;
 }
 
 type Test = (text: RecordText) => boolean;
@@ -26,8 +31,9 @@ export function compileQuery(q: string): CompiledQuery {
     throw new Invalid(`invalid q: ${msg}`, [{ loc: ['body', 'q'], msg, type: 'value_error' }]);
   }
   const ctx: Ctx = { input: q, negated: false, scoring: [], terms: new Set() };
-  const test = compileNode(parse(q), ctx);
-  return { matches: (rec) => test(new RecordText(rec)), test, scoringText: ctx.scoring.join(' ') };
+  const tree = parse(q);
+  const test = compileNode(tree, ctx);
+  return { matches: (rec) => test(new RecordText(rec)), test, scoringText: ctx.scoring.join(' '), required: requiredTerms(tree) };
 }
 
 function parse(q: string): QueryNode {
@@ -43,6 +49,31 @@ function parse(q: string): QueryNode {
 
 function invalidQ(input: string, msg: string): Invalid {
   return new Invalid(`invalid q: ${msg}`, [{ loc: ['body', 'q'], msg, type: 'value_error', input }]);
+}
+
+/** What `CompiledQuery.required` says of a node: sound, not complete (null when unsure). */
+function requiredTerms(node: QueryNode): string[] | null {
+  switch (node.type) {
+    case 'and': {
+      // any operand's requirement holds for the whole: the narrowest one rules out the most
+      const each = node.items.map(requiredTerms).filter((r): r is string[] => r !== null);
+      return each.length ? each.reduce((a, b) => (b.length < a.length ? b : a)) : null;
+    }
+    case 'or': {
+      const each = node.items.map(requiredTerms);
+      return each.every((r) => r !== null) ? [...new Set(each.flat() as string[])] : null;
+    }
+    case 'clause': {
+      const { field, op, value } = node;
+      const text = field === null || field === 'title' || field === 'body';
+      if (!text || op !== ':' || !(value.kind === 'quoted' || (value.kind === 'word' && !value.wildcard && value.raw !== '*'))) return null;
+      const terms = analyze(value.text);
+      // a phrase needs all its terms: its longest is the likeliest to be rare
+      return terms.length ? [terms.reduce((a, b) => (b.length > a.length ? b : a))] : null;
+    }
+    default:
+      return null; // everything; a negation
+  }
 }
 
 // ---- Compiling

@@ -10,6 +10,8 @@ export class RecordText {
   constructor(readonly rec: StoredRecord) {}
 
   view(scope: Scope): TextView {
+    // without a title, the whole text is the body: analysed once for both
+    if (scope === 'all' && !this.rec.title) scope = 'body';
     let v = this.views[scope];
     if (v === undefined) {
       const r = this.rec;
