@@ -28,7 +28,7 @@ describe('svc endpoints', () => {
       expect(r.status).toBe(2); // both sql and search_request: 422 is a usage error
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
       r = run(['endpoints', 'list', '--output', 'json']);
-      expect(r.json().endpoints.map((e: any) => e.name)).toContain(name);
+      expect(r.json().query_endpoints.map((e: any) => e.name)).toContain(name);
       expect(run(['endpoints', 'get', name, '--output', 'json']).json().params[0].name).toBe('level');
       r = run(['endpoints', 'run', name, '--param', 'level=WARN', '--output', 'json']);
       expect(r.status, r.stderr).toBe(0);

@@ -43,13 +43,23 @@ const ids = (env: Json) => env.records.map((r: Json) => r.id).sort();
 const searchIds = async (req: Json) => ids(expectStatus(await http.post('/v1/search', { datasets: ['ssh'], limit: 1000, ...req }), 200));
 
 describe('query endpoints', () => {
+  it('list by name, a page at a time', async () => {
+    for (const name of ['page-c', 'page-a', 'page-b']) expectStatus(await http.post('/v1/admin/query-endpoints', { name, search_request: { q: 'x' } }), 201);
+    const first = expectStatus(await http.get('/v1/admin/query-endpoints?limit=2'), 200);
+    expect(first.query_endpoints.map((e: Json) => e.name)).toEqual(['page-a', 'page-b']);
+    const rest = expectStatus(await http.get(`/v1/admin/query-endpoints?limit=2&cursor=${first.next_cursor}`), 200);
+    expect(rest).toMatchObject({ query_endpoints: [{ name: 'page-c' }], next_cursor: null });
+    for (const name of ['page-a', 'page-b', 'page-c']) expectStatus(await http.del(`/v1/admin/query-endpoints/${name}`), 200);
+  });
+
   it('are created, listed, read, changed and deleted', async () => {
     const made = expectStatus(await http.post('/v1/admin/query-endpoints', byWord), 201);
     expect(made).toMatchObject({ name: 'by-word', description: byWord.description, search_request: byWord.search_request });
     expect(made.params[0]).toMatchObject({ name: 'word', type: 'string', required: true });
     expectStatus(await http.post('/v1/admin/query-endpoints', byWord), 409);
     const list = expectStatus(await http.get('/v1/admin/query-endpoints'), 200);
-    expect(list.endpoints.map((e: Json) => e.name)).toEqual(['by-word']);
+    expect(list.query_endpoints.map((e: Json) => e.name)).toEqual(['by-word']);
+    expect(list.next_cursor).toBeNull();
     expect(expectStatus(await http.get('/v1/admin/query-endpoints/by-word'), 200)).toEqual(made);
 
     const changed = expectStatus(await http.call('PUT', '/v1/admin/query-endpoints/other', { json: { search_request: { q: 'x' } } }), 404);

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { DateTime, Literals, Nullable } from './common.js';
+import { DateTime, Literals, Nullable, PagedListQuery } from './common.js';
 import { LIMITS } from './limits.js';
 import { SearchEnvelope, SearchRequest } from './search.js';
 import { SqlEnvelope } from './sql.js';
@@ -60,7 +60,10 @@ export const Endpoint = Type.Object({
   updated_at: DateTime,
 });
 export type Endpoint = Static<typeof Endpoint>;
-export const EndpointList = Type.Object({ endpoints: Type.Array(Endpoint) });
+export const EndpointList = Type.Object({ query_endpoints: Type.Array(Endpoint), next_cursor: Nullable(Type.String()) });
+/** A page of the list, by name: `cursor` is the last name of the page before. */
+export const EndpointListQuery = PagedListQuery;
+export type EndpointListQuery = Static<typeof EndpointListQuery>;
 export type EndpointList = Static<typeof EndpointList>;
 export const EndpointPath = Type.Object({ name: Type.String({ minLength: 1, maxLength: LIMITS.datasetId }) });
 /** a run's parameters in a POST body; in a GET, the query string holds them */

@@ -57,7 +57,7 @@ export function endpointsCommand(program: Command): void {
     .action((_o, cmd: Command) =>
       withService(cmd, async ({ service, emit }) => {
         const list = await service.listEndpoints();
-        await emit(list, { rows: list.endpoints, columns: COLUMNS });
+        await emit(list, { rows: list.query_endpoints, columns: COLUMNS });
       }),
     );
   endpoints

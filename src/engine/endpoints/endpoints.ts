@@ -1,4 +1,4 @@
-import type { Endpoint, EndpointCreate, EndpointList, EndpointParam, EndpointUpdate } from '../../api/endpoints.js';
+import type { Endpoint, EndpointCreate, EndpointList, EndpointListQuery, EndpointParam, EndpointUpdate } from '../../api/endpoints.js';
 import type { SearchEnvelope, SearchRequest } from '../../api/search.js';
 import type { SqlEnvelope } from '../../api/sql.js';
 import type { Sql } from '../sql/sql.js';
@@ -6,7 +6,7 @@ import type { Caller } from '../auth/caller.js';
 import { Conflict, Invalid, NotFound, Refused, type Issue } from '../errors.js';
 import { now } from '../ids.js';
 import type { Search } from '../search/search.js';
-import { scanPrefix, type Store } from '../store/db.js';
+import { prefixRange, scanPrefix, type Store } from '../store/db.js';
 import { keys } from '../store/keys.js';
 
 type Value = string | number | boolean | string[];
@@ -195,8 +195,17 @@ export class Endpoints {
     return made;
   }
 
-  list(caller: Caller): EndpointList {
-    return { endpoints: [...scanPrefix<Endpoint>(this.store.meta, keys.endpoint(caller.tenant_id))].map((e) => e.value) };
+  /** A page of the tenant's endpoints, by name. */
+  list(caller: Caller, q: EndpointListQuery = {}): EndpointList {
+    const limit = q.limit ?? 100;
+    const prefix = keys.endpoint(caller.tenant_id);
+    const page: Endpoint[] = [];
+    for (const { key, value } of this.store.meta.getRange(prefixRange(prefix, q.cursor ? [...prefix, q.cursor] : prefix))) {
+      if (key[prefix.length] === q.cursor) continue;
+      if (page.length === limit) return { query_endpoints: page, next_cursor: page[limit - 1]!.name };
+      page.push(value as Endpoint);
+    }
+    return { query_endpoints: page, next_cursor: null };
   }
 
   get(caller: Caller, name: string): Endpoint {
@@ -223,7 +232,7 @@ export class Endpoints {
       return base;
     };
     const paths: Record<string, unknown> = {};
-    for (const e of this.list(caller).endpoints) {
+    for (const { value: e } of scanPrefix<Endpoint>(this.store.meta, keys.endpoint(caller.tenant_id))) {
       const answer = { 200: { description: e.sql !== null ? 'the SQL envelope (mode "sql")' : 'the search envelope' }, 422: { description: 'a parameter missing, unknown or of the wrong type' } };
       const summary = e.description ?? undefined;
       paths[`/v1/query-endpoints/${e.name}`] = {

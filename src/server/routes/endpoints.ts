@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { Endpoint, EndpointCreate, EndpointList, EndpointPath, EndpointRun, EndpointRunQuery, EndpointUpdate, EndpointAnswer } from '../../api/endpoints.js';
+import { Endpoint, EndpointCreate, EndpointList, EndpointListQuery, EndpointPath, EndpointRun, EndpointRunQuery, EndpointUpdate, EndpointAnswer } from '../../api/endpoints.js';
 import { caller } from '../auth.js';
 import type { Routes } from './types.js';
 import { errors, typed } from './types.js';
@@ -11,7 +11,7 @@ export const endpointRoutes: Routes = (app, engine) => {
   r.post('/v1/admin/query-endpoints', { schema: { tags, body: EndpointCreate, response: { 201: Endpoint, ...errors(400, 401, 403, 409, 422, 507) } } }, async (req, reply) =>
     reply.status(201).send(await engine.endpoints.create(caller(req), req.body)),
   );
-  r.get('/v1/admin/query-endpoints', { schema: { tags, response: { 200: EndpointList, ...errors(400, 401, 403) } } }, async (req) => engine.endpoints.list(caller(req)));
+  r.get('/v1/admin/query-endpoints', { schema: { tags, querystring: EndpointListQuery, response: { 200: EndpointList, ...errors(400, 401, 403, 422) } } }, async (req) => engine.endpoints.list(caller(req), req.query));
   r.get('/v1/admin/query-endpoints/:name', { schema: { tags, params: EndpointPath, response: { 200: Endpoint, ...errors(400, 401, 403, 404, 422) } } }, async (req) =>
     engine.endpoints.get(caller(req), req.params.name),
   );
