@@ -151,6 +151,10 @@ describe('on a running server', () => {
     // runs missed while no server ran come to one: one job waits for the next run, never a backlog
     const pending = expectStatus(await http.get('/v1/admin/jobs?type=detection_run&status=pending'), 200).jobs;
     expect(pending.filter((j: Json) => j.payload.detection_id === det.detection_id)).toHaveLength(1);
+    // and the runs that ended do not pile up: the last one and the one before stay (a run may be going)
+    await new Promise((ok) => setTimeout(ok, 3000));
+    const all = expectStatus(await http.get('/v1/admin/jobs?type=detection_run&limit=500'), 200).jobs.filter((j: Json) => j.payload.detection_id === det.detection_id);
+    expect(all.length).toBeLessThanOrEqual(3);
     expectStatus(await http.del(`/v1/admin/detections/${det.detection_id}`), 200);
   });
 

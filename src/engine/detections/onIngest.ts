@@ -13,8 +13,8 @@ import { triage } from './triage.js';
 import type { StoredDetection } from './stored.js';
 import type { Webhooks } from './webhooks.js';
 
-/** records one evaluation step reads from the store when it catches up */
-const STEP = 5000;
+/** records one evaluation step reads from the store when it catches up (an ingest batch's size) */
+const STEP = 2000;
 /** batches evaluation may run behind ingest: enough to overlap the two, few enough to bound memory */
 const LAG = 4;
 /** detections evaluated between two turns of the event loop */

@@ -28,6 +28,8 @@ export interface ScheduleState {
   next_run_at: string | null;
   /** the job of the next run */
   job_id?: string;
+  /** the job of the run before: its record goes when the next run starts, so a schedule keeps two */
+  prev_job_id?: string;
 }
 
 export interface ScheduledDeps {
@@ -98,7 +100,10 @@ export class Scheduled {
       const current: StoredDetection | undefined = store.meta.get(keys.detection(t, det.detection_id));
       const state = this.state(det);
       if (current?.version !== det.version || state?.job_id !== job.job_id) return false;
-      this.schedule(det, state);
+      // an every-minute schedule makes 1,440 jobs a day: only this run's and the one before stay
+      const prev: JobState | undefined = state.prev_job_id ? store.meta.get(keys.job(t, state.prev_job_id)) : undefined;
+      if (prev && isTerminal(prev.status)) store.meta.remove(keys.job(t, prev.job_id));
+      this.schedule(det, { ...state, prev_job_id: job.job_id });
       return true;
     });
     if (staged) jobs.poke();
