@@ -1,5 +1,4 @@
 import { createHmac } from 'node:crypto';
-import { request } from 'undici';
 import { Permanent, type JobQueue, type JobState } from '../jobs/queue.js';
 import type { Store } from '../store/db.js';
 import { keys } from '../store/keys.js';
@@ -73,6 +72,8 @@ export class Webhooks {
 
     let status: number;
     try {
+      // loaded on first delivery: every command that opens the engine would otherwise pay for it
+      const { request } = await import('undici');
       const res = await request(action.url, { method: 'POST', headers, body, headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs });
       status = res.statusCode;
       // an unread body holds the connection open
