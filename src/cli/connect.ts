@@ -2,11 +2,9 @@ import { existsSync } from 'node:fs';
 import { mintLocalSession } from '../engine/auth/localSession.js';
 import { configFromEnv, mapSizeFromEnv } from '../engine/config.js';
 import { Invalid, NotFound, Unauthenticated } from '../engine/errors.js';
-import { Engine } from '../engine/index.js';
 import { defaultDataDir } from './paths.js';
 import { liveServer } from '../engine/serverInfo.js';
 import { loadToken } from './credentials.js';
-import { localService } from './localService.js';
 import { resolveProfile } from './profiles.js';
 import { remoteService } from './remoteService.js';
 import type { Service } from './service.js';
@@ -61,6 +59,8 @@ export async function connect(g: GlobalOptions): Promise<Service> {
     return remoteService({ url: server.url, token: session.token, tenant: session.tenant_id });
   }
   if (!existsSync(layout.meta(dataDir))) throw new NotFound(`no data dir at ${dataDir}: run \`svc init\` first`);
+  // loaded here: a remote command, --help and --version never load the engine
+  const [{ Engine }, { localService }] = await Promise.all([import('../engine/index.js'), import('./localService.js')]);
   const engine = await Engine.open(dataDir, { config: configFromEnv() });
   try {
     return localService(engine, engine.localCaller(tenant));

@@ -21,6 +21,7 @@ import { JobQueue } from './jobs/queue.js';
 import { Runs } from './ingest/runs.js';
 import { lockDataDir } from './lock.js';
 import { logProblem } from './log.js';
+import { DEFAULT_SESSION_TTL } from './sessionTtl.js';
 import { PlatformTenants } from './platform/tenants.js';
 import { Reindexes } from './reindex/reindexes.js';
 import { makePrivate } from './privateDir.js';
@@ -38,7 +39,7 @@ import { Views } from './views/views.js';
 import { Endpoints } from './endpoints/endpoints.js';
 import { Detections } from './detections/detections.js';
 
-export const DEFAULT_SESSION_TTL = 24 * 3600;
+export { DEFAULT_SESSION_TTL } from './sessionTtl.js';
 /** How long after the last ingest of a dataset its text index is written to disk. */
 const SNAPSHOT_DELAY_MS = 2000;
 /** A snapshot that could not be written (a full disk) is tried again this much later; the index stays in memory meanwhile. */

@@ -4,7 +4,7 @@ import { mintLocalSession } from '../../engine/auth/localSession.js';
 import { configFromEnv, mapSizeFromEnv } from '../../engine/config.js';
 import { parseTtl } from '../../engine/auth/sessions.js';
 import { Invalid } from '../../engine/errors.js';
-import { DEFAULT_SESSION_TTL, Engine } from '../../engine/index.js';
+import { DEFAULT_SESSION_TTL } from '../../engine/sessionTtl.js';
 import { dataDirOf, type GlobalOptions } from '../connect.js';
 import { emit, outputFormat } from '../output.js';
 
@@ -31,6 +31,7 @@ export function initCommand(program: Command): void {
       const ask = process.stdin.isTTY && process.stdout.isTTY && !g.yes;
       const tenantName = opts.tenantName ?? (ask ? await (await prompts()).input({ message: 'Tenant name', default: DEFAULT_TENANT_NAME }) : DEFAULT_TENANT_NAME);
       const email = opts.email ?? (ask ? await (await prompts()).input({ message: 'Admin e-mail', default: DEFAULT_EMAIL }) : DEFAULT_EMAIL);
+      const { Engine } = await import('../../engine/index.js');
       const engine = await Engine.open(dataDirOf(g), { config: configFromEnv() });
       try {
         await emit(outputFormat(g), await engine.init(tenantName, email, ttlSeconds(opts.ttl)));

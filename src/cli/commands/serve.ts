@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { configFromEnv } from '../../engine/config.js';
-import { Engine } from '../../engine/index.js';
 import { logProblem } from '../../engine/log.js';
 import { writeServerInfo } from '../../engine/serverInfo.js';
 import { dataDirOf, type GlobalOptions } from '../connect.js';
@@ -29,6 +28,7 @@ export function serveCommand(program: Command): void {
       const rateLimit = rateLimitFromEnv(process.env.SVC_RATE_LIMIT);
       const config = configFromEnv();
       // a few seconds for a holder on its way out (a restart right after a kill); a live server is not waited for long
+      const { Engine } = await import('../../engine/index.js');
       const engine = await Engine.open(dataDir, { lockWaitMs: LOCK_WAIT_MS, background: true, config });
       const app = await buildApp(engine, { log: (line) => process.stdout.write(line + '\n'), publicUrl, rateLimit });
       const address = await app.listen({ host: opts.host, port: Number(opts.port) });

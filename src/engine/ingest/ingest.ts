@@ -17,8 +17,8 @@ import { batches, pipelineBatches } from './pipeline.js';
 import { isTerminalRun, newRun, publicRun, Runs, waitsForSpace, type RequestedParse, type RunState } from './runs.js';
 import { commitBatch } from './writer.js';
 
-/** Largest object one ingest accepts. */
-export const MAX_OBJECT_BYTES = 10 * 2 ** 30;
+import { MAX_OBJECT_BYTES } from './objectLimit.js';
+export { MAX_OBJECT_BYTES };
 
 const EXTENSION_FORMATS: Record<string, IngestFormat> = {
   log: 'text', txt: 'text', text: 'text', ndjson: 'ndjson', jsonl: 'ndjson', json: 'json', csv: 'csv',

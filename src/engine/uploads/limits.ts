@@ -1,5 +1,5 @@
 import { PART_NUMBER_MAX } from '../../api/uploads.js';
-import { MAX_OBJECT_BYTES } from '../ingest/ingest.js';
+import { MAX_OBJECT_BYTES } from '../ingest/objectLimit.js';
 
 /**
  * Bounds of hosted multipart uploads, and how each is enforced:

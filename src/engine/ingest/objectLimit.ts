@@ -1,0 +1,2 @@
+/** Largest object one ingest accepts. */
+export const MAX_OBJECT_BYTES = 10 * 2 ** 30;
