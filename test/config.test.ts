@@ -11,6 +11,7 @@ const DEFAULTS = {
   sql: { timeoutMs: 30_000, memoryLimit: '1GB', threads: availableParallelism(), tempLimit: '8GB', maxResultRows: 100_000 },
   exports: { retentionDays: 7, urlSeconds: 3600, sqlTimeoutFactor: 10, parquetMemory: '256MB', batchPauseMs: 0 },
   uploads: { partBytes: 64 * 2 ** 20, partNumbers: 10_000, objectBytes: 10 * 2 ** 30, sessionSeconds: 24 * 3600, sweepSeconds: 600, urlSeconds: 3600 },
+  ingest: { maxDecompressedBytes: 10 * 2 ** 30 },
   semantic: { embedder: { provider: 'builtin' }, embeddingsFile: DEFAULT_EMBEDDINGS_FILE, retryBaseMs: 2000 },
   crashAt: null,
 };
@@ -40,6 +41,7 @@ describe('the engine configuration from the environment', () => {
       SVC_UPLOAD_PART_MAX_BYTES: '1024',
       SVC_UPLOAD_SESSION_SECONDS: '2',
       SVC_UPLOAD_SWEEP_SECONDS: '1',
+      SVC_INGEST_MAX_DECOMPRESSED_BYTES: '4096',
       SVC_EMBEDDER: 'openai',
       SVC_EMBEDDER_URL: 'http://x',
       SVC_EMBEDDER_MODEL: 'm',
@@ -55,6 +57,7 @@ describe('the engine configuration from the environment', () => {
       sql: { timeoutMs: 1500, memoryLimit: '256MB', threads: 3, tempLimit: '1GB', maxResultRows: 300 },
       exports: { retentionDays: 0.5, urlSeconds: 60, sqlTimeoutFactor: 2, parquetMemory: '1MB', batchPauseMs: 400 },
       uploads: { ...DEFAULTS.uploads, partBytes: 1024, sessionSeconds: 2, sweepSeconds: 1 },
+      ingest: { maxDecompressedBytes: 4096 },
       semantic: { embedder: { provider: 'openai', url: 'http://x', model: 'm', api_key: 'k' }, embeddingsFile: '/tmp/words.bin', retryBaseMs: 0 },
       crashAt: 'reindex:promote',
     });

@@ -6,6 +6,7 @@ import type { ExportLimits } from './exports/limits.js';
 import type { SearchLimits } from './search/search.js';
 import type { SqlLimits } from './sql/limits.js';
 import type { StoreOptions } from './store/db.js';
+import { MAX_OBJECT_BYTES, type IngestLimits } from './ingest/ingest.js';
 import { uploadLimits, type UploadLimits } from './uploads/limits.js';
 import type { EmbedderSettings } from './vector/embedders/embedder.js';
 import { DEFAULT_EMBEDDINGS_FILE } from './vector/embedders/wordVectors.js';
@@ -29,6 +30,8 @@ export interface EngineConfig {
   exports: ExportLimits;
   /** SVC_UPLOAD_PART_MAX_BYTES, SVC_UPLOAD_SESSION_SECONDS, SVC_UPLOAD_SWEEP_SECONDS */
   uploads: UploadLimits;
+  /** SVC_INGEST_MAX_DECOMPRESSED_BYTES: most bytes a gzip object may decompress to (default: the 10 GiB object limit) */
+  ingest: IngestLimits;
   /** SVC_EMBEDDER*, SVC_EMBEDDINGS_FILE, SVC_EMBED_RETRY_MS */
   semantic: SemanticConfig;
   /** SVC_CRASH_AT: a named point where the process kills itself (crash tests); null in use */
@@ -69,6 +72,7 @@ export function configFromEnv(env: Env = process.env): EngineConfig {
       sessionSeconds: finitePositive(env.SVC_UPLOAD_SESSION_SECONDS, 24 * 3600),
       sweepSeconds: finitePositive(env.SVC_UPLOAD_SWEEP_SECONDS, 600),
     }),
+    ingest: { maxDecompressedBytes: Math.ceil(finitePositive(env.SVC_INGEST_MAX_DECOMPRESSED_BYTES, MAX_OBJECT_BYTES)) },
     semantic: {
       embedder: embedderFromEnv(env),
       embeddingsFile: env.SVC_EMBEDDINGS_FILE ?? DEFAULT_EMBEDDINGS_FILE,

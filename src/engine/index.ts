@@ -114,7 +114,7 @@ export class Engine {
     this.derived = new DerivedIndexes([this.text, this.sql.indexes, this.semantic], dataDir);
     this.tenants = new PlatformTenants(store, dataDir, this.directory, this.keys, this.derived);
     const runs = new Runs(store);
-    this.ingest = new Ingest(store, this.datasets, this.sources, runs, blobs, this.derived, this.jobs, space, (t, d) => this.scheduleSnapshot(t, d));
+    this.ingest = new Ingest(store, this.datasets, this.sources, runs, blobs, this.derived, this.jobs, space, (t, d) => this.scheduleSnapshot(t, d), config.ingest);
     this.uploads = new Uploads(store, blobs, secret, this.ingest, this.jobs, space, config.uploads);
     this.retention = new Retention(store, this.jobs, this.directory, this.datasets, this.sources, this.derived);
     this.deletion = new DataDeletion(store, this.jobs, this.datasets, this.sources, runs, blobs, this.derived);

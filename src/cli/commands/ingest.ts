@@ -4,7 +4,9 @@ import { basename } from 'node:path';
 import { NotFound } from '../../engine/errors.js';
 import { INGEST_FORMATS, type IngestFormat } from '../../engine/records.js';
 import { EXIT, Exit, withService } from '../context.js';
-import { counted, progressBar } from '../progress.js';
+import { ingestFiles, type IngestSummary } from '../ingestFiles.js';
+import { expandPaths, namesMany } from '../inputs.js';
+import { counted, progressBar, statusLine } from '../progress.js';
 
 interface IngestFlags {
   format?: IngestFormat;
@@ -32,35 +34,62 @@ function openInput(file: string | undefined): { input: AsyncIterable<Buffer>; fi
   return { input: createReadStream(file, { highWaterMark: 1 << 20 }), filename: basename(file), path: file, size };
 }
 
+const SUMMARY_COLUMNS = ['path', 'status', 'records', 'malformed', 'ingest_run_id', 'error_code', 'error_message'];
+
+/** The closing line of a multi-file ingest, on stderr in table output (stdout holds the table). */
+const summaryLine = (s: IngestSummary) =>
+  `${s.files} file${s.files === 1 ? '' : 's'}, ${s.runs} run${s.runs === 1 ? '' : 's'}, ${s.records} records${s.malformed ? ` (${s.malformed} malformed lines skipped)` : ''}, ${s.failures} failed`;
+
 export function ingestCommand(program: Command): void {
   program
-    .command('ingest <dataset> [file]')
-    .description('ingest a file (or stdin with `-`) into a dataset; prints the ingest run')
-    .addOption(new Option('--format <format>', 'input format (default: from the file name, else ndjson)').choices(INGEST_FORMATS))
+    .command('ingest <dataset> [paths...]')
+    .description(
+      'ingest files into a dataset: a FILE (or stdin with `-`) prints its run; several files, directories (recursively, hidden files skipped) or globs (quoted: svc expands them) are each their own run, waited for, then summed up. gzip input is decompressed, whatever its name',
+    )
+    .addOption(new Option('--format <format>', 'input format (default: from the file name, a .gz suffix aside, else the source\'s)').choices(INGEST_FORMATS))
     .option('--source <key>', "source to ingest through (default: the dataset's own)")
-    .option('--wait', 'wait until the run is ready (exit 5 if it fails)')
+    .option('--wait', 'wait until the run is ready (exit 5 if it fails); several files are always waited for')
     .option('--id-field <field>', 'field holding the record id')
     .option('--title-field <field>', 'field holding the title')
     .option('--body-field <field>', 'field holding the body text')
     .option('--time-field <field>', 'field holding the timestamp')
-    .addHelpText('after', '\nExamples:\n  svc ingest logs ./HDFS_2k.log --format text --wait\n  cat events.ndjson | svc ingest logs - --format ndjson')
-    .action((dataset: string, file: string | undefined, o: IngestFlags, cmd: Command) =>
-      withService(cmd, async ({ service, emit }) => {
-        const { input, filename, path, size } = openInput(file);
-        const bar = progressBar(size);
-        try {
-          const target = {
-            dataset_id: dataset, source_key: o.source, format: o.format, filename, id_field: o.idField, title_field: o.titleField, body_field: o.bodyField, time_field: o.timeField,
-            path, size: path === undefined ? undefined : size,
-          };
-          let run = await service.ingest(counted(input, bar.bytes), target);
-          if (o.wait) run = await service.waitRun(run.ingest_run_id, (r) => bar.records(r.documents.parsed));
-          bar.stop();
-          await emit(run);
-          if (o.wait && run.status === 'failed') throw new Exit(EXIT.runFailed, `ingest run ${run.ingest_run_id} failed: ${run.error_code}: ${run.error_message}`);
-        } finally {
-          bar.stop();
+    .addHelpText(
+      'after',
+      "\nExamples:\n  svc ingest logs ./HDFS_2k.log --format text --wait\n  cat events.ndjson | svc ingest logs - --format ndjson\n  svc ingest logs ./archive/ 'more/*.log.gz' --output json",
+    )
+    .action(async (dataset: string, paths: string[], o: IngestFlags, cmd: Command) => {
+      if (paths.length > 1 && paths.includes('-')) throw new Exit(EXIT.usage, 'stdin (`-`) cannot be ingested along with other paths');
+      const single = paths.length === 0 || (paths.length === 1 && !namesMany(paths[0]));
+      // every path is checked before svc is even reached: a missing one is one line, and nothing is sent
+      const files = single ? [] : await expandPaths(paths);
+      return withService(cmd, async ({ service, emit, format }) => {
+        const options = { dataset_id: dataset, source_key: o.source, format: o.format, id_field: o.idField, title_field: o.titleField, body_field: o.bodyField, time_field: o.timeField };
+        if (single) {
+          const { input, filename, path, size } = openInput(paths[0]);
+          const bar = progressBar(size);
+          try {
+            const target = { ...options, filename, path, size: path === undefined ? undefined : size };
+            let run = await service.ingest(counted(input, bar.bytes), target);
+            if (o.wait) run = await service.waitRun(run.ingest_run_id, (r) => bar.records(r.documents.parsed));
+            bar.stop();
+            await emit(run);
+            if (o.wait && run.status === 'failed') throw new Exit(EXIT.runFailed, `ingest run ${run.ingest_run_id} failed: ${run.error_code}: ${run.error_message}`);
+          } finally {
+            bar.stop();
+          }
+          return;
         }
-      }),
-    );
+        const status = statusLine();
+        let summary: IngestSummary;
+        try {
+          summary = await ingestFiles(service, files, options, (i, file) => status.update(`ingesting ${i + 1}/${files.length}: ${file}`));
+        } finally {
+          status.stop();
+        }
+        await emit(summary, { rows: summary.results as unknown as Record<string, unknown>[], columns: SUMMARY_COLUMNS });
+        if (format === 'table' || format === 'csv') process.stderr.write(summaryLine(summary) + '\n');
+        if (summary.failures > 0) throw new Exit(EXIT.runFailed, `${summary.failures} of ${summary.files} files failed to ingest`);
+      });
+    });
 }
+

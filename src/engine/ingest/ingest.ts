@@ -16,6 +16,7 @@ import type { DerivedIndexes } from '../derived/derivedIndexes.js';
 import { batches, pipelineBatches } from './pipeline.js';
 import { isTerminalRun, newRun, publicRun, Runs, waitsForSpace, type RequestedParse, type RunState } from './runs.js';
 import { commitBatch } from './writer.js';
+import { inflated, ObjectRefused } from './inflate.js';
 
 import { MAX_OBJECT_BYTES } from './objectLimit.js';
 export { MAX_OBJECT_BYTES };
@@ -24,10 +25,20 @@ const EXTENSION_FORMATS: Record<string, IngestFormat> = {
   log: 'text', txt: 'text', text: 'text', ndjson: 'ndjson', jsonl: 'ndjson', json: 'json', csv: 'csv',
 };
 
-/** The format named, else the one a file name suggests, else the source's. */
+/** What the ingest of one object may do, an operator's to set (SVC_INGEST_MAX_DECOMPRESSED_BYTES). */
+export interface IngestLimits {
+  /** most bytes a gzip object may decompress to (default: the object limit) */
+  maxDecompressedBytes: number;
+}
+
+/**
+ * The format named, else the one a file name suggests, else the source's. A compression suffix
+ * (`.gz`) says nothing of the format and is passed over (`app.log.gz` is text); whether the object
+ * is compressed is told by its bytes alone (see inflate.ts).
+ */
 export function chooseFormat(named: string | undefined, filename: string | undefined, sourceFormat: string): IngestFormat {
   if (named) return named as IngestFormat;
-  const ext = filename?.toLowerCase().match(/\.([a-z]+)$/)?.[1];
+  const ext = filename?.toLowerCase().replace(/\.(gz|gzip)$/, '').match(/\.([a-z]+)$/)?.[1];
   if (ext && EXTENSION_FORMATS[ext]) return EXTENSION_FORMATS[ext];
   const fallback = sourceFormat === 'jsonl' ? 'ndjson' : sourceFormat;
   return INGEST_FORMATS.includes(fallback as IngestFormat) ? (fallback as IngestFormat) : 'ndjson';
@@ -59,6 +70,7 @@ export class Ingest {
     private readonly jobs: JobQueue,
     private readonly space: FreeSpace,
     private readonly onIndexed: (tenantId: string, datasetId: string) => void,
+    private readonly limits: IngestLimits = { maxDecompressedBytes: MAX_OBJECT_BYTES },
   ) {
     jobs.register(INGEST_JOB, {
       handler: (job) => this.runJob(job),
@@ -194,7 +206,8 @@ export class Ingest {
         return this.fail(run, 'empty_object', 'the object is empty (0 bytes)', false);
       }
       await pipelineBatches(
-        batches(this.blobs.read(t, run.bucket, run.key), run, source.source_key),
+        // the one place a run reads its object: a gzip object (by its bytes) is decompressed here, for every way in
+        batches(inflated(this.blobs.read(t, run.bucket, run.key), this.limits.maxDecompressedBytes), run, source.source_key),
         async (batch) => {
           this.space.check('ingest'); // a run stops at the floor, before the disk fills
           return commitBatch(this.store, run, batch);
@@ -204,6 +217,8 @@ export class Ingest {
       );
     } catch (err) {
       if (err instanceof NotFound) return this.fail(run, 'not_found', err.message, false);
+      // the object cannot be read to its end: what was committed before stays, and a retry would fail the same way
+      if (err instanceof ObjectRefused) return this.fail(run, err.code, err.message, false);
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return this.fail(run, 'object_missing', 'the stored object is missing', false);
       throw err; // the job retries with backoff, then fails the run as repairable
     }

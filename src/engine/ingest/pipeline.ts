@@ -46,11 +46,19 @@ export async function pipelineBatches(
 ): Promise<void> {
   let committing: Promise<void> = Promise.resolve();
   const indexing: Promise<void>[] = [];
-  for await (const batch of source) {
-    await committing; // at most one commit in flight
-    while (indexing.length >= INDEX_LAG) await indexing.shift();
-    committing = commit(batch).then((added) => void indexing.push(index(batch, added)));
-    committing.catch(() => {}); // observed at the next await; keeps Node from reporting it unhandled meanwhile
+  try {
+    for await (const batch of source) {
+      await committing; // at most one commit in flight
+      while (indexing.length >= INDEX_LAG) await indexing.shift();
+      committing = commit(batch).then((added) => void indexing.push(index(batch, added)));
+      committing.catch(() => {}); // observed at the next await; keeps Node from reporting it unhandled meanwhile
+    }
+  } catch (err) {
+    // the source failed (an object that cannot be read to its end): the batches before it settle
+    // first, so that the run's state is what was committed when the caller records the failure
+    await committing.catch(() => {});
+    await Promise.allSettled(indexing);
+    throw err;
   }
   await committing;
   await Promise.all(indexing);
