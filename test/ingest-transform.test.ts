@@ -172,14 +172,14 @@ describe('metadata, rename and drop', () => {
 });
 
 describe('text lines', () => {
-  it('makes the line the body, with a hashed id and no title', () => {
+  it('makes the line the body, with a hashed id, no title and the time the line leads with', () => {
     const line = '081109 203615 148 INFO dfs.DataNode$PacketResponder: PacketResponder 1 for block blk_1 terminating';
-    const r = run(line, { id_field: 'ignored', body_field: 'ignored' }, 12, 'text');
+    const r = run(line, { id_field: 'ignored', body_field: 'ignored', time_field: 'ignored' }, 12, 'text');
     expect(r).toEqual({
       id: expectedHash(CTX.source_key, CTX.etag, 12),
       title: null,
       body: line,
-      time: null,
+      time: '2008-11-09T20:36:15.000Z',
       metadata: { level: 'INFO' },
       source_key: CTX.source_key,
       bucket: CTX.bucket,
@@ -187,7 +187,7 @@ describe('text lines', () => {
       line: 12,
       transform_version: TRANSFORM_VERSION,
     });
-    expect(run('no level here', {}, 1, 'text').metadata).toEqual({});
+    expect(run('no level here', {}, 1, 'text')).toMatchObject({ time: null, metadata: {} });
   });
 
   it('finds the first level word: upper case standalone, any case in brackets', () => {

@@ -64,6 +64,12 @@ describe('sources, ingest tokens and deletion jobs', () => {
     const shape = await api.put('/v1/admin/hosted-sources/11', { dataset_id: 'web', name: 'x', source_key: 'x', source_type: 'hosted', transform_config: { id_field: 3 } });
     expect(shape.status).toBe(422);
     expect(shape.body.detail[0].loc.slice(0, 3)).toEqual(['body', 'transform_config', 'id_field']);
+    const timeFormat = await api.put('/v1/admin/hosted-sources/11', { dataset_id: 'web', name: 'x', source_key: 'x', source_type: 'hosted', parse_config: { format: 'text', time_format: '%Y-%m-%d %q' } });
+    expect(timeFormat.status).toBe(422);
+    expect(timeFormat.body.detail).toContainEqual(expect.objectContaining({ loc: ['body', 'parse_config', 'time_format'], msg: "time_format has an unknown directive '%q'" }));
+    const timeName = await api.put('/v1/admin/hosted-sources/11', { dataset_id: 'web', name: 'x', source_key: 'x', source_type: 'hosted', parse_config: { time_format: 'rfc5424' } });
+    expect(timeName.status).toBe(422);
+    expect((await api.get('/v1/admin/sources/11')).status).toBe(404);
     const external = await api.put('/v1/admin/sources/11', { dataset_id: 'web', name: 'x', source_key: 'x', source_type: 's3' });
     expect(external.body.detail.map((d: Json) => d.loc[1]).sort()).toEqual(['access_role_ref', 'bucket']);
     expect((await api.put('/v1/admin/hosted-sources/11', { dataset_id: 'web', name: 'x', source_key: 'nginx', source_type: 'hosted' })).status).toBe(409);

@@ -74,7 +74,11 @@ export const TransformConfigSchema = Type.Object(
 );
 
 export const ParseConfig = Type.Object(
-  { format: Type.Optional(Literals(['ndjson', 'jsonl', 'json', 'csv', 'text'] as const)) },
+  {
+    format: Type.Optional(Literals(['ndjson', 'jsonl', 'json', 'csv', 'text'] as const)),
+    /** how a text line's time is read: a name of TIME_FORMAT_NAMES or a strftime-like pattern (engine/ingest/lineTime.ts) */
+    time_format: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.fieldPath })),
+  },
   { additionalProperties: true, maxProperties: LIMITS.configMembers, propertyNames: { maxLength: LIMITS.fieldPath } },
 );
 

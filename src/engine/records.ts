@@ -4,7 +4,7 @@ export interface StoredRecord {
   seq: number;
   title: string | null;
   body: string;
-  /** ISO 8601 UTC, from the record's time field; null when it has none. */
+  /** ISO 8601 UTC, from the record's time field, or a text line's own time; null when it has none. */
   time: string | null;
   metadata: Record<string, unknown>;
   created_at: string;
@@ -40,6 +40,8 @@ export interface TransformConfig {
   title_field?: string | null;
   body_field?: string | null;
   time_field?: string | null;
+  /** how a text line's time is read: parse_config.time_format (see ingest/lineTime.ts) */
+  time_format?: string | null;
   rename?: Record<string, string>;
   drop?: string[];
 }

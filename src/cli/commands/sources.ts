@@ -25,6 +25,7 @@ interface CreateFlags {
   titleField?: string;
   bodyField?: string;
   timeField?: string;
+  timeFormat?: string;
   retentionDays?: number;
   bucket?: string;
   accessRole?: string;
@@ -36,7 +37,7 @@ function sourceRequest(o: CreateFlags): SourcePut | HostedSourcePut {
   const transform = Object.fromEntries(Object.entries({ id_field: o.idField, title_field: o.titleField, body_field: o.bodyField, time_field: o.timeField }).filter(([, v]) => v));
   const hosted: HostedSourcePut = {
     dataset_id: o.dataset, source_key: o.key, name: o.name ?? o.key, source_type: o.type, enabled: !o.disabled,
-    parse_config: o.format ? { format: o.format } : undefined, transform_config: transform, retention_days: o.retentionDays,
+    parse_config: o.format || o.timeFormat ? { ...(o.format ? { format: o.format } : {}), ...(o.timeFormat ? { time_format: o.timeFormat } : {}) } : undefined, transform_config: transform, retention_days: o.retentionDays,
   };
   if (!o.bucket) return hosted;
   if (!o.accessRole) throw new Exit(EXIT.usage, '--access-role is required with --bucket');
@@ -57,6 +58,7 @@ export function sourcesCommand(program: Command): void {
     .option('--title-field <field>')
     .option('--body-field <field>')
     .option('--time-field <field>')
+    .option('--time-format <format>', "how a text line's time is read: auto, none, iso8601, rfc3164, clf, apache_error, hdfs, epoch, or a pattern such as '%d/%b/%Y:%H:%M:%S %z'")
     .option('--retention-days <n>', 'delete records older than this', (v) => Number(v))
     .option('--bucket <bucket>', 'a bucket of its own (not hosted)')
     .option('--access-role <ref>', 'role used to read that bucket')

@@ -13,6 +13,7 @@ import type { Sources } from '../sources/sources.js';
 import type { Source } from '../../api/sources.js';
 import type { Store } from '../store/db.js';
 import type { DerivedIndexes } from '../derived/derivedIndexes.js';
+import { checkTimeFormat } from './lineTime.js';
 import { batches, pipelineBatches } from './pipeline.js';
 import { isTerminalRun, newRun, publicRun, Runs, waitsForSpace, type RequestedParse, type RunState } from './runs.js';
 import { commitBatch } from './writer.js';
@@ -49,9 +50,13 @@ export const INGEST_JOB = 'ingest';
 /** How an object of `source` is parsed: its format and transform, from the source's config and what the ingest request named. */
 export function parseConfig(source: Source, key: string, requested: RequestedParse): { format: IngestFormat; transform: TransformConfig } {
   const { format, filename, ...fields } = requested;
+  const chosen = chooseFormat(format, filename ?? key, source.format);
+  // a text line's time format comes with the source's parse_config (one stored before it was checked counts as unset); other formats take time from a field
+  const named = source.parse_config.time_format;
+  const timeFormat = chosen === 'text' && named !== undefined && checkTimeFormat(named) === null ? { time_format: named as string } : {};
   return {
-    format: chooseFormat(format, filename ?? key, source.format),
-    transform: { ...(source.transform_config as object), ...fields },
+    format: chosen,
+    transform: { ...(source.transform_config as object), ...timeFormat, ...fields },
   };
 }
 

@@ -11,7 +11,9 @@ export const BATCH_SIZE = 2000;
  * A malformed line goes into the batch's errors; the run goes on.
  */
 export async function* batches(input: AsyncIterable<Buffer>, run: RunState, sourceKey: string): AsyncGenerator<Batch> {
-  const transform = makeTransform(run.transform, { source_key: sourceKey, bucket: run.bucket, etag: run.etag, format: run.format as never });
+  const transform = makeTransform(run.transform, {
+    source_key: sourceKey, bucket: run.bucket, etag: run.etag, format: run.format as never, ingested_at: Date.parse(run.ingested_at ?? run.created_at),
+  });
   let batch: Batch = { records: [], errors: [], lastLine: run.resume_line };
   for await (const item of parseObject(input, run.format as never)) {
     if (item.line <= run.resume_line) continue;

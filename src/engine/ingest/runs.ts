@@ -12,6 +12,8 @@ export interface RunState extends IngestRun {
   transform: TransformConfig;
   /** last source line whose record is committed: a resumed run skips up to here */
   resume_line: number;
+  /** when the object was first ingested, for a run that parses it again: a text line's time without a year is read near it */
+  ingested_at?: string;
   /** the job that processes the run */
   job_id?: string;
   /** what the ingest request named over the source's config (format, fields): a reindex parses the object again with them */
@@ -75,7 +77,7 @@ export function newRun(fields: {
 
 /** A copy of the run as the API shows it: the live run goes on changing while a reply is written. */
 export function publicRun(run: RunState): IngestRun {
-  const { transform: _t, resume_line: _r, job_id: _j, ...pub } = run;
+  const { transform: _t, resume_line: _r, job_id: _j, ingested_at: _i, ...pub } = run;
   return structuredClone(pub);
 }
 

@@ -1,11 +1,14 @@
 import * as crypto from 'node:crypto';
 import { type IngestFormat, type NewRecord, type TransformConfig, TRANSFORM_VERSION } from '../records.js';
+import { makeLineTime } from './lineTime.js';
 
 export interface TransformContext {
   source_key: string;
   bucket: string;
   etag: string;
   format: IngestFormat;
+  /** when the object was ingested (epoch ms; default now): a text line's time without a year is read near it */
+  ingested_at?: number;
 }
 
 export type Transform = (value: unknown, line: number) => NewRecord | { error: string };
@@ -32,16 +35,17 @@ export function makeTransform(cfg: TransformConfig, ctx: TransformContext): Tran
   const bodyField = cfg.body_field || null;
   const timeField = cfg.time_field || null;
   const { source_key, bucket, etag } = ctx;
+  const lineTime = makeLineTime(cfg.time_format, ctx.ingested_at ?? Date.now());
 
   const record = (id: string, title: string | null, body: string, time: string | null, metadata: Record<string, unknown>, line: number): NewRecord => ({
     id, title, body, time, metadata, source_key, bucket, etag, line, transform_version: TRANSFORM_VERSION,
   });
 
   return (value, line) => {
-    // Field settings have nothing to name in a plain line, so text lines always get hashed ids.
+    // Field settings have nothing to name in a plain line, so text lines always get hashed ids; the time is the line's own.
     if (typeof value === 'string') {
       const level = logLevel(value);
-      return record(lineId(source_key, etag, line), null, value, null, level ? { level } : {}, line);
+      return record(lineId(source_key, etag, line), null, value, lineTime(value), level ? { level } : {}, line);
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return { error: 'expected a JSON object' };
     const obj = reshape ? reshapeFields(value as Record<string, unknown>, rename, drop) : (value as Record<string, unknown>);

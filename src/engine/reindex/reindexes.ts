@@ -146,7 +146,7 @@ export class Reindexes {
           return await save();
         }
         run = newRun({ ...pick(first), input_kind: 'reindex', ...wanted, requested: first.requested });
-        Object.assign(run, { reindex_job_id: job.job_id, reparse_from_seq: this.datasets.state(t, d).seq, reparse_manifest_seq: progressOf(job).manifest_seq, upload_session_id: first.upload_session_id });
+        Object.assign(run, { ingested_at: first.ingested_at ?? first.created_at, reindex_job_id: job.job_id, reparse_from_seq: this.datasets.state(t, d).seq, reparse_manifest_seq: progressOf(job).manifest_seq, upload_session_id: first.upload_session_id });
         // the job names the run before the run is stored: a crash between leaves no run that nothing will ever take up
         run.ingest_run_id = object.reparse_run_id ??= run.ingest_run_id;
         await save();

@@ -1,7 +1,8 @@
 import type { HostedSourcePut, IngestTokenMinted, SearchConfig, SemanticConfig, Source, SourcePut } from '../../api/sources.js';
 import type { Caller } from '../auth/caller.js';
 import type { IngestTokens } from '../auth/ingestTokens.js';
-import { Conflict, NotFound } from '../errors.js';
+import { Conflict, Invalid, NotFound } from '../errors.js';
+import { checkTimeFormat } from '../ingest/lineTime.js';
 import { now } from '../ids.js';
 import { scanPrefix, type Store } from '../store/db.js';
 import { keys } from '../store/keys.js';
@@ -58,6 +59,9 @@ export class Sources {
   /** Creates or replaces a source under the id the caller chose (PUT is idempotent). */
   async put(caller: Caller, sourceId: number, req: SourcePut | HostedSourcePut): Promise<Source> {
     const t = caller.tenant_id;
+    const timeFormat = req.parse_config?.time_format;
+    const bad = timeFormat === undefined ? null : checkTimeFormat(timeFormat);
+    if (bad) throw new Invalid(bad, [{ loc: ['body', 'parse_config', 'time_format'], msg: bad, type: 'value_error', input: timeFormat }]);
     const result = await this.store.meta.transaction(() => {
       if (!this.store.meta.get(keys.dataset(t, req.dataset_id))) return new NotFound(`dataset '${req.dataset_id}' not found`);
       const holder = this.store.meta.get(keys.sourceKey(t, req.source_key));
