@@ -110,6 +110,24 @@ describe('search work is bounded and writes nothing', () => {
     expect(buckets.reduce((n, b) => n + b.doc_count, 0)).toBe(RECORDS + 30);
   }, 60_000);
 
+  it('a sorted search keeps the best rankingDepth records by its sort', async () => {
+    const n = (res: { records: { metadata: Record<string, unknown> }[] }) => res.records.map((r) => r.metadata.n as number);
+    const asc = await engine.search.run(caller, { datasets: ['logs'], limit: 1000, sort: [{ field: 'n', order: 'asc' }] });
+    expect(asc.total.value).toBeGreaterThan(LIMITS.rankingDepth);
+    expect(asc.warnings?.[0]).toMatchObject({ code: 'ranking_truncated' });
+    const seen = n(asc);
+    for (let cursor = asc.next_cursor; cursor; ) {
+      const next = await engine.search.run(caller, { cursor });
+      seen.push(...n(next));
+      cursor = next.next_cursor;
+    }
+    expect(seen).toEqual(Array.from({ length: LIMITS.rankingDepth }, (_, i) => i));
+    // a text search the same way: its matches by the sort, not by score
+    const desc = await engine.search.run(caller, { text: 'served', datasets: ['logs'], limit: 5, sort: [{ field: 'n', order: 'desc' }] });
+    const top = desc.total.value - 1;
+    expect(n(desc)).toEqual([top, top - 1, top - 2, top - 3, top - 4]);
+  }, 60_000);
+
   it('a search past its deadline ends with search_timeout', async () => {
     await reopen({ SVC_SEARCH_TIMEOUT_MS: '1' });
     try {

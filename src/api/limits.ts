@@ -15,7 +15,7 @@ export const LIMITS = {
   name: 255,
   /** free text: descriptions */
   description: 4096,
-  /** a field path named in a request (where, collapse, aggregations, transforms, search and semantic configs) */
+  /** a field path named in a request (where, collapse, sort, aggregations, transforms, search and semantic configs) */
   fieldPath: 256,
   /** a URL, role reference or object prefix a source names */
   url: 2048,
@@ -45,6 +45,8 @@ export const LIMITS = {
   buckets: 10_000,
   /** distinct values one terms aggregation may count */
   termsValues: 100_000,
+  /** keys of one search's `sort` */
+  sortKeys: 5,
   /** a cursor */
   cursor: 4096,
   /** a search's ranking kept for paging: pages stop there */

@@ -37,6 +37,19 @@ export type AggregationSpec = Static<typeof AggregationSpec>;
 
 export const SearchMode = lit(['text', 'semantic', 'hybrid']);
 
+/**
+ * One key of a search's order: `score` (or `_score`), `time`, `id`, `created_at`, or a record field
+ * path as `where` names it. Without `order`: descending for score, time and created_at, else ascending.
+ */
+export const SortKey = Type.Object(
+  {
+    field: Type.String({ minLength: 1, maxLength: LIMITS.fieldPath }),
+    order: Type.Optional(lit(['asc', 'desc'])),
+  },
+  { additionalProperties: false },
+);
+export type SortKey = Static<typeof SortKey>;
+
 export const SearchRequest = Type.Object(
   {
     text: Type.Optional(Type.String({ default: '', maxLength: LIMITS.text })),
@@ -54,6 +67,8 @@ export const SearchRequest = Type.Object(
     collapse: Type.Optional(Nullable(Type.Object({ field: Type.String({ minLength: 1, maxLength: LIMITS.fieldPath }) }, { additionalProperties: false }))),
     time: Type.Optional(Nullable(TimeFilter)),
     where: Type.Optional(Type.Array(WhereItem, { maxItems: LIMITS.whereItems })),
+    /** Addition: the order of the results, key by key; ties go to the next key, then to the default order (score, or newest first) */
+    sort: Type.Optional(Type.Array(SortKey, { maxItems: LIMITS.sortKeys })),
   },
   { additionalProperties: false },
 );

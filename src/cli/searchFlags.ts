@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import type { AggregationSpec, SearchRequest, WhereItem } from '../api/search.js';
+import type { AggregationSpec, SearchRequest, SortKey, WhereItem } from '../api/search.js';
 import { EXIT, Exit } from './context.js';
 
 const OPS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin', 'exists', 'prefix', 'contains'];
@@ -43,6 +43,26 @@ export function parseAgg(spec: string): AggregationSpec {
   return agg;
 }
 
+/**
+ * `field[:asc|desc]`, comma-separated or one a flag: `time:desc`, `status,id:desc`. Without an
+ * order the service's default applies (descending for time, created_at and score, else ascending).
+ * A field path holding a colon takes its order spelled out: `a:b:asc`.
+ */
+export function parseSort(specs: string[]): SortKey[] {
+  return specs.flatMap((spec) =>
+    spec.split(',').map((part): SortKey => {
+      const item = part.trim();
+      const colon = item.lastIndexOf(':');
+      const field = colon < 0 ? item : item.slice(0, colon).trim();
+      const order = colon < 0 ? undefined : item.slice(colon + 1).trim().toLowerCase();
+      if (field === '' || (order !== undefined && order !== 'asc' && order !== 'desc')) {
+        throw new Exit(EXIT.usage, `invalid --sort '${spec}': use field[:asc|desc], e.g. time:desc or status:asc,id (comma-separated or repeated)`);
+      }
+      return order === undefined ? { field } : { field, order };
+    }),
+  );
+}
+
 export interface SearchFlags {
   dataset?: string[];
   q?: string;
@@ -54,6 +74,7 @@ export interface SearchFlags {
   mode?: 'text' | 'semantic' | 'hybrid';
   minScore?: number;
   limit?: number;
+  sort?: string[];
 }
 
 /**
@@ -68,6 +89,7 @@ export function addSearchFlags(cmd: Command, { paging = true } = {}): Command {
     .option('--last <duration>', 'only records whose time is within this duration: 15m, 24h, 7d')
     .option('--agg <spec>', 'aggregation [name=]type:field[:param] (repeatable)', collect)
     .option('--collapse <field>', 'keep the best record per value of this field')
+    .option('--sort <field[:asc|desc]>', 'order by these fields (repeatable or comma-separated): time, score, id, created_at or a field path; default order desc for time, created_at and score, else asc', collect)
     .option('--semantic', 'semantic search (hybrid when there is text)')
     .addOption(new Option('--mode <mode>', 'search mode (wins over --semantic)').choices(['text', 'semantic', 'hybrid']))
     .option('--min-score <score>', 'semantic: leave out vector matches below this cosine', (v) => Number(v));
@@ -76,7 +98,7 @@ export function addSearchFlags(cmd: Command, { paging = true } = {}): Command {
 
 /** Whether any flag (or text) of a search was given: a command taking a search or something else tells which it got. */
 export const searchGiven = (text: string | undefined, o: SearchFlags): boolean =>
-  Boolean(text) || [o.dataset, o.q, o.where, o.last, o.agg, o.collapse, o.semantic, o.mode, o.minScore].some((v) => v !== undefined);
+  Boolean(text) || [o.dataset, o.q, o.where, o.last, o.agg, o.collapse, o.semantic, o.mode, o.minScore, o.sort].some((v) => v !== undefined);
 
 /** The search request the flags describe (no cursor: paging is the caller's business). */
 export function searchRequestOf(text: string | undefined, o: SearchFlags): SearchRequest {
@@ -88,6 +110,7 @@ export function searchRequestOf(text: string | undefined, o: SearchFlags): Searc
     time: o.last ? { last: o.last } : undefined,
     aggregations: o.agg?.map(parseAgg),
     collapse: o.collapse ? { field: o.collapse } : undefined,
+    sort: o.sort ? parseSort(o.sort) : undefined,
     semantic: o.semantic,
     mode: o.mode,
     semantic_min_score: o.minScore,

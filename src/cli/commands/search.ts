@@ -21,7 +21,8 @@ export function searchCommand(program: Command): void {
   svc search block --dataset logs --where 'level eq WARN' --output ndjson | jq .provenance
   svc search --dataset hdfs --q 'Level:WARN AND Component:dfs*' --agg components=terms:Component
   svc search "disk is slow" --semantic --dataset logs --min-score 0.5
-  svc search --dataset hdfs --q 'Level:WARN' --all --output csv > warnings.csv`,
+  svc search --dataset hdfs --q 'Level:WARN' --all --output csv > warnings.csv
+  svc search --dataset openstack --sort status:desc,time:asc --where 'status exists'`,
     )
     .action((text: string | undefined, o: SearchFlags & { cursor?: string; all?: boolean }, cmd: Command) =>
       withService(cmd, async ({ service, emit, format }) => {

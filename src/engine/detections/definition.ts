@@ -50,7 +50,7 @@ export async function checkDefinition(caller: Caller, req: DetectionCreate, deps
   if (sr) {
     if (trigger.on_ingest && trigger.cron) bad(['trigger'], 'a search detection runs on ingest or on a schedule, not both (on ingest it already sees every record once)');
     if (searchMode(sr) !== 'text') bad(['query', 'search_request', 'mode'], 'a detection tests each record on its own: semantic and hybrid searches rank, they do not match');
-    for (const k of ['aggregations', 'collapse', 'cursor'] as const) if (sr[k]) bad(['query', 'search_request', k], `a detection takes no ${k}`);
+    for (const k of ['aggregations', 'collapse', 'cursor', 'sort'] as const) if (sr[k]) bad(['query', 'search_request', k], `a detection takes no ${k}`);
     if (sr.text?.trim() && analyze(sr.text).length === 0) bad(['query', 'search_request', 'text'], 'text has no searchable terms (only stop words or punctuation)');
   }
   if (query.sql !== undefined) {

@@ -18,6 +18,7 @@ import { decodeCursor, encodeCursor, invalidCursor, type Frozen, type RankedHit,
 import { compileQuery } from './query.js';
 import { Deadline } from './deadline.js';
 import { Gate } from './gate.js';
+import { compileSort, type SortHit, type Sorter } from './sort.js';
 import { TopK } from './topK.js';
 import { FUSION_NAME, SEMANTIC_DEPTH, type PreparedQuery, type SemanticSearch } from '../vector/semanticSearch.js';
 
@@ -43,7 +44,7 @@ export interface SearchLimits {
   maxAnswerRecords: number;
 }
 
-interface Hit extends RankedHit { rec?: StoredRecord; group?: string }
+interface Hit extends SortHit { rec?: StoredRecord; group?: string }
 /** One record of an answer and where it lives: what views copy and exports write. */
 export interface Found { dataset_id: string; seq: number; record: ResultRecord }
 interface Ranking { hits: Hit[]; total: number; terms: Set<string>; scoreKind: string; mode: string; aggregations: Record<string, unknown>; cutoffs: number[]; now: number }
@@ -52,7 +53,9 @@ interface Page { offset: number; limit?: number; replay?: { search_id: string; c
 
 /**
  * Search over a tenant's datasets: one request shape in, one envelope out. Every match is counted
- * and aggregated; the best `LIMITS.rankingDepth` of them are kept, in memory, for the pages.
+ * and aggregated; the best `LIMITS.rankingDepth` of them are kept, in memory, for the pages —
+ * best by score, newest first without scoring text, or first by the request's `sort`. A text
+ * search ranks by its sort; a semantic or hybrid one ranks by relevance and sorts that ranking.
  */
 export class Search {
   constructor(
@@ -138,7 +141,9 @@ export class Search {
     const now = at.replay?.now ?? Date.now();
     const cutoffs = at.replay?.cutoffs ?? datasetIds.map((d) => this.datasets.state(t, d).seq);
     const plan = this.plan(request, now);
-    const { filter, query, aggregator, terms, scoringText, text, needRecord, accept } = plan;
+    const { filter, query, aggregator, terms, scoringText, text, needRecord, accept, sorter } = plan;
+    // a text search ranks by its sort; semantic and hybrid ones rank by relevance, and their ranking is sorted after
+    const textSorter = mode === 'text' ? sorter : null;
     const collapse = request.collapse?.field;
     const groups = collapse ? new Set<string>() : null;
     // every accepted match is seen once, whether or not it stays in the ranking; the ranking keeps
@@ -146,10 +151,11 @@ export class Search {
     const seen = (h: Hit): Hit => {
       aggregator?.add(h.rec!);
       if (collapse) groups!.add((h.group = groupOf(h.rec!, collapse)));
+      if (sorter?.readsRecords) h.keys = sorter.valuesOf(h.rec);
       h.rec = undefined;
       return h;
     };
-    const top = new TopK<Hit>(depth, better);
+    const top = new TopK<Hit>(depth, textSorter ? textSorter.before : better);
     let total = 0;
     const textSeqs: Float64Array[] = [];
 
@@ -158,7 +164,7 @@ export class Search {
         const d = datasetIds[ds];
         const options = { maxExpansions: request.max_expansion_terms ?? DEFAULT_MAX_EXPANSION_TERMS, extra: prepared?.expansion, deadline: deadline.at };
         // without a test per record, the worker keeps the ranking itself and sends only its top
-        const ranksItself = mode === 'text' && !needRecord && !at.replay;
+        const ranksItself = mode === 'text' && !needRecord && !at.replay && !sorter;
         const cutoff = cutoffs[ds];
         const found = scoringText ? await this.text.search(t, d, scoringText, { ...options, top: ranksItself ? depth : undefined }, deadline.ms) : null;
         for (const term of found?.terms ?? []) terms.add(term);
@@ -211,6 +217,7 @@ export class Search {
       if (needRecord) for (const h of added) seen(h);
       total = mode === 'semantic' ? vector.length : total + added.length;
       hits = (mode === 'semantic' ? vector : this.vectors!.fuse(hits, vector)).sort(byRank).slice(0, depth);
+      if (sorter) hits = await this.sortRanking(t, datasetIds, hits, sorter, deadline);
     }
     if (collapse) {
       hits = collapseHits(hits, collapse);
@@ -218,6 +225,20 @@ export class Search {
     }
     const scoreKind = SCORE_KIND[mode] ?? (scoringText ? 'bm25' : 'none');
     return { hits, total, terms, scoreKind, mode, aggregations: aggregator?.result() ?? {}, cutoffs, now };
+  }
+
+  /**
+   * A semantic or hybrid ranking in the order of its sort: the mode picks the records (the best by
+   * relevance), the sort orders them; ties keep their rank.
+   */
+  private async sortRanking(t: string, datasetIds: string[], hits: Hit[], sorter: Sorter, deadline: Deadline): Promise<Hit[]> {
+    if (sorter.readsRecords) {
+      for (const h of hits) {
+        h.keys ??= sorter.valuesOf(h.rec ?? this.store.records.get([t, datasetIds[h.ds], h.seq]));
+        if (deadline.due()) await deadline.pause();
+      }
+    }
+    return hits.sort((a, b) => (sorter.before(a, b) ? -1 : sorter.before(b, a) ? 1 : 0));
   }
 
   /** What a request tests and scores; `accept` is the test of one record. */
@@ -229,9 +250,13 @@ export class Search {
     const scoringText = [text, query?.scoringText ?? ''].join(' ').trim();
     const terms = new Set(analyze(scoringText));
     if (terms.size > LIMITS.queryTerms) throw tooManyTerms(terms.size);
-    const needRecord = Boolean(filter || query || aggregator || request.collapse?.field);
+    const mode = searchMode(request);
+    // null when the sort orders as the default does: such a search keeps the default's ways
+    const sorter = compileSort(request.sort, mode !== 'text' || Boolean(scoringText), better);
+    // a text search sorted by a record field reads every match's record; a semantic or hybrid one only those of its ranking
+    const needRecord = Boolean(filter || query || aggregator || request.collapse?.field || (mode === 'text' && sorter?.readsRecords));
     const accept = (rec: StoredRecord) => (!query || query.matches(rec)) && (!filter || filter(rec));
-    return { filter, query, aggregator, text, scoringText, terms, needRecord, accept };
+    return { filter, query, aggregator, text, scoringText, terms, needRecord, accept, sorter };
   }
 
   private page(t: string, handle: SearchHandle, offset: number, limit: number, started: number): SearchEnvelope {
@@ -283,7 +308,8 @@ export class Search {
 
   /** Whether `all` ranks the request (holding a hit a match, up to its cap) rather than streaming it from the store in flat memory. */
   ranks(request: SearchRequest): boolean {
-    return ranked(request, this.plan(request, Date.now()).scoringText);
+    const plan = this.plan(request, Date.now());
+    return ranked(request, plan.scoringText, plan.sorter);
   }
 
   /** A request as it would run now — its datasets, their last records, the time — for running it later exactly so. */
@@ -293,10 +319,11 @@ export class Search {
   }
 
   /**
-   * Every record of an answer, best first, in batches: what the pages of a search handle hold, or
-   * every match of a (frozen) request — at most `max`: more is refused naming the cap, never cut.
-   * A request without scoring text streams straight from the store, newest first, in flat memory;
-   * one with it holds its ranking (a hit object, about 60 bytes, a match) while its records stream.
+   * Every record of an answer, in the search's order, in batches: what the pages of a search handle
+   * hold, or every match of a (frozen) request — at most `max`: more is refused naming the cap, never cut.
+   * A request without scoring text or a sort streams straight from the store, newest first, in flat
+   * memory; one with either holds its ranking (a hit object, about 60 bytes, a match, and its sort
+   * values) while its records stream.
    * `deadlineMs` bounds the reading (default 30 minutes; a cancellable job passes Infinity).
    */
   async *all(caller: Caller, source: { searchId: string } | Frozen, max: number, opts: { deadlineMs?: number } = {}): AsyncGenerator<Found[]> {
@@ -311,7 +338,7 @@ export class Search {
     const mode = searchMode(request);
     const plan = this.plan(request, now);
     const deadline = new Deadline(opts.deadlineMs ?? LONG_MS);
-    if (!ranked(request, plan.scoringText)) return yield* this.scan(t, source, plan.needRecord ? plan.accept : null, max, deadline);
+    if (!ranked(request, plan.scoringText, plan.sorter)) return yield* this.scan(t, source, plan.needRecord ? plan.accept : null, max, deadline);
     const prepared = mode === 'text' || !this.vectors ? undefined : await this.vectors.prepare(t, datasets, request, mode);
     const leave = await this.gate.enter(deadline);
     let r: Ranking;
@@ -374,15 +401,15 @@ export class Search {
   }
 }
 
-/** A request is ranked unless it is a text search without scoring text or collapse: that one streams in the store's order. */
-const ranked = (request: SearchRequest, scoringText: string) => searchMode(request) !== 'text' || Boolean(scoringText) || Boolean(request.collapse);
+/** A request is ranked unless it is a text search without scoring text, collapse or a sort of its own: that one streams in the store's order. */
+const ranked = (request: SearchRequest, scoringText: string, sorter: Sorter | null) => searchMode(request) !== 'text' || Boolean(scoringText) || Boolean(request.collapse) || sorter !== null;
 
 const sameSearch = (h: SearchHandle, f: Frozen) =>
   JSON.stringify([h.request, h.datasets, h.cutoffs, h.now]) === JSON.stringify([{ ...f.request, cursor: null }, f.datasets, f.cutoffs, f.now]);
 
 /** Best first: by score, then the earlier dataset of the request, then the newer record. */
-const better = (a: Hit, b: Hit) => a.score > b.score || (a.score === b.score && (a.ds < b.ds || (a.ds === b.ds && a.seq > b.seq)));
-const byRank = (a: Hit, b: Hit) => (better(a, b) ? -1 : better(b, a) ? 1 : 0);
+const better = (a: RankedHit, b: RankedHit) => a.score > b.score || (a.score === b.score && (a.ds < b.ds || (a.ds === b.ds && a.seq > b.seq)));
+const byRank = (a: RankedHit, b: RankedHit) => (better(a, b) ? -1 : better(b, a) ? 1 : 0);
 
 const groupOf = (rec: StoredRecord, field: string) => JSON.stringify(fieldValue(rec, field) ?? null);
 
