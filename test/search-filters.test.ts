@@ -5,6 +5,7 @@ import { Invalid } from '../src/engine/errors.js';
 import type { StoredRecord } from '../src/engine/records.js';
 import { compileFilters, type TimeFilter, type WhereItem } from '../src/engine/search/filters.js';
 import { DATA } from './helpers/cli.js';
+import { csvCells } from './helpers/csv.js';
 
 function rec(body: string, metadata: Record<string, unknown>, time: string | null = null): StoredRecord {
   return {
@@ -13,16 +14,6 @@ function rec(body: string, metadata: Record<string, unknown>, time: string | nul
   };
 }
 
-/** Splits one CSV line with RFC 4180 quoting (the file has no multi-line cells). */
-function csvCells(line: string): string[] {
-  const cells: string[] = [];
-  const re = /("(?:[^"]|"")*"|[^,]*)(,|$)/gy;
-  for (let m = re.exec(line); m !== null && m.index < line.length; m = re.exec(line)) {
-    cells.push(m[1].startsWith('"') ? m[1].slice(1, -1).replace(/""/g, '"') : m[1]);
-    if (m[2] === '') break;
-  }
-  return cells;
-}
 
 /** OpenStack_2k as a CSV ingest stores it: cells as strings, Content as body, Date+Time also as time; status parsed out as a number. */
 const [header, ...lines] = readFileSync(join(DATA, 'loghub/OpenStack/OpenStack_2k.log_structured.csv'), 'utf8')

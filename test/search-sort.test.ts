@@ -11,17 +11,8 @@ import { Embedders } from '../src/engine/vector/embedders/embedders.js';
 import { useApp } from './helpers/app.js';
 import { DATA, svc, tempDir } from './helpers/cli.js';
 import { fakeEmbeddings } from './helpers/fakeEmbeddings.js';
+import { csvCells } from './helpers/csv.js';
 
-/** Splits one CSV line with RFC 4180 quoting (the file has no multi-line cells). */
-function csvCells(line: string): string[] {
-  const cells: string[] = [];
-  const re = /("(?:[^"]|"")*"|[^,]*)(,|$)/gy;
-  for (let m = re.exec(line); m !== null && m.index < line.length; m = re.exec(line)) {
-    cells.push(m[1].startsWith('"') ? m[1].slice(1, -1).replace(/""/g, '"') : m[1]);
-    if (m[2] === '') break;
-  }
-  return cells;
-}
 
 /** An instant written at a zone offset of `hours`: the same instant, another spelling (lexical order is not instant order). */
 function atOffset(ms: number, hours: number): string {
