@@ -58,7 +58,7 @@ export const CompletedUpload = Type.Object({
   bucket: Type.String(),
   dataset_id: Type.String(),
   etag: Type.String({ description: 'md5 hex of the whole object, as for a streamed object' }),
-  image_reference: Nullable(Type.String({ description: 'always null: uploads carry no image' })),
+  image_reference: Nullable(Type.String({ description: 'the object key when the object is an image (PNG, JPEG, GIF or WebP, told by its bytes): it is ingested as one record, and GET /v1/object-image-url serves it; null otherwise' })),
   key: Type.String(),
   source: Type.String({ description: 'source key' }),
   source_id: Type.Integer(),

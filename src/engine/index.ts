@@ -15,6 +15,7 @@ import { DerivedIndexes } from './derived/derivedIndexes.js';
 import { FreeSpace, type FloorOptions } from './diskSpace.js';
 import { Conflict, DiskFull, Forbidden, NotFound, Unauthenticated } from './errors.js';
 import { Exports } from './exports/exports.js';
+import { ObjectImages } from './images/objectImages.js';
 import { Fields } from './fields/fields.js';
 import { Ingest } from './ingest/ingest.js';
 import { JobQueue } from './jobs/queue.js';
@@ -90,6 +91,7 @@ export class Engine {
   readonly semantic: Semantic;
   readonly sql: Sql;
   readonly exports: Exports;
+  readonly images: ObjectImages;
   private readonly text: TextIndexes;
   /** every index derived from the records, in one list: text, vector, SQL */
   private readonly derived: DerivedIndexes;
@@ -126,6 +128,7 @@ export class Engine {
     this.endpoints = new Endpoints(store, this.search, this.sql);
     this.detections = new Detections(store, this.jobs, this.datasets, this.sources, this.search, this.sql, config.crashAt);
     this.derived.onAdded(this.detections.onIngest);
+    this.images = new ObjectImages(store, this.datasets, this.sources, blobs, secret);
     this.exports = new Exports({ store, jobs: this.jobs, blobs, search: this.search, sql: this.sql, views: this.views, secret, tenants, limits: config.exports });
     this.retention.sweeps.push(
       (nowMs) => this.views.sweep(nowMs),

@@ -18,6 +18,7 @@ import { echoRequestId, requestId } from './requestId.js';
 import { datasetRoutes } from './routes/datasets.js';
 import { deletionRoutes } from './routes/deletion.js';
 import { exportRoutes } from './routes/exports.js';
+import { imageRoutes } from './routes/images.js';
 import { fieldRoutes } from './routes/fields.js';
 import { healthRoutes } from './routes/health.js';
 import { identityRoutes } from './routes/identity.js';
@@ -121,7 +122,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   if (opts.rateLimit) await rateLimits(app, opts.rateLimit);
   app.addHook('onRequest', authenticate(engine));
   if (opts.log) requestLogger(app, opts.log);
-  for (const routes of [healthRoutes, identityRoutes, keyRoutes, platformRoutes, datasetRoutes, fieldRoutes, searchRoutes, viewRoutes, endpointRoutes, detectionRoutes, semanticRoutes, sqlRoutes, sourceRoutes, deletionRoutes, reindexRoutes, ingestRoutes, uploadRoutes, jobRoutes, exportRoutes]) routes(app, engine);
+  for (const routes of [healthRoutes, identityRoutes, keyRoutes, platformRoutes, datasetRoutes, fieldRoutes, searchRoutes, viewRoutes, endpointRoutes, detectionRoutes, semanticRoutes, sqlRoutes, sourceRoutes, deletionRoutes, reindexRoutes, ingestRoutes, uploadRoutes, jobRoutes, exportRoutes, imageRoutes]) routes(app, engine);
   await app.ready();
   return app;
 }

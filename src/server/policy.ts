@@ -96,6 +96,8 @@ export const POLICY: Record<string, RoutePolicy> = {
   'GET /v1/export/:export_id': member,
   'DELETE /v1/export/:export_id': admin,
   'GET /v1/export/:export_id/download': { auth: 'none' },
+  'GET /v1/object-image-url': member,
+  'GET /v1/object-images/download': { auth: 'none' },
   'POST /v1/ingest/sources/:source_key/stream': ingest,
   'POST /v1/ingest/sources/:source_key/uploads': ingest,
   'POST /v1/ingest/sources/:source_key/uploads/parts': ingest,

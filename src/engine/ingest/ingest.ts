@@ -18,6 +18,7 @@ import { batches, pipelineBatches } from './pipeline.js';
 import { isTerminalRun, newRun, publicRun, Runs, waitsForSpace, type RequestedParse, type RunState } from './runs.js';
 import { commitBatch } from './writer.js';
 import { inflated, ObjectRefused } from './inflate.js';
+import { imageBatches, sniffImage } from './image.js';
 
 import { MAX_OBJECT_BYTES } from './objectLimit.js';
 export { MAX_OBJECT_BYTES };
@@ -210,9 +211,13 @@ export class Ingest {
       if (statSync(this.blobs.path(t, run.bucket, run.key)).size === 0) {
         return this.fail(run, 'empty_object', 'the object is empty (0 bytes)', false);
       }
+      // an image (by its magic bytes, never its name) is one record, not lines of text
+      const image = sniffImage(this.blobs.path(t, run.bucket, run.key));
       await pipelineBatches(
         // the one place a run reads its object: a gzip object (by its bytes) is decompressed here, for every way in
-        batches(inflated(this.blobs.read(t, run.bucket, run.key), this.limits.maxDecompressedBytes), run, source.source_key),
+        image
+          ? imageBatches(image, run, source.source_key)
+          : batches(inflated(this.blobs.read(t, run.bucket, run.key), this.limits.maxDecompressedBytes), run, source.source_key),
         async (batch) => {
           this.space.check('ingest'); // a run stops at the floor, before the disk fills
           return commitBatch(this.store, run, batch);

@@ -8,6 +8,7 @@ import type { BlobStore } from '../blobs/store.js';
 import type { FreeSpace } from '../diskSpace.js';
 import { Conflict, Invalid, NotFound, Refused } from '../errors.js';
 import type { Ingest } from '../ingest/ingest.js';
+import { sniffImage } from '../ingest/image.js';
 import { newId } from '../ids.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Source } from '../../api/sources.js';
@@ -178,17 +179,18 @@ export class Uploads {
       throw new Invalid(`the parts add up to ${size} bytes, not the ${s.size_bytes} the session announced`, [{ loc: ['body', 'parts'], msg: `the parts add up to ${size} bytes, not ${s.size_bytes}`, type: 'size_mismatch' }]);
     }
     await this.transition(s, 'completing');
-    let blob, run;
+    let blob, run, image;
     try {
       const paths = parts.map((p) => this.blobs.path(t, UPLOADS_BUCKET, p.file));
       blob = await this.blobs.put(t, source.bucket, s.key, concatenated(paths), this.limits.objectBytes, () => this.space.check('completing an upload'));
+      image = sniffImage(this.blobs.path(t, source.bucket, s.key)); // by its bytes, as its run will tell
       run = await this.ingest.startFromObject(caller, source, { key: s.key, etag: blob.etag, input_kind: 'hosted_upload', upload_session_id: id }, { ...s.options, filename: s.filename });
     } catch (err) {
       await this.transition(s, 'open'); // the parts are all still there: complete may be tried again, or the session aborted
       throw err;
     }
     const completed: CompletedUpload = {
-      bucket: source.bucket, dataset_id: source.dataset_id, etag: blob.etag, image_reference: null, key: s.key, source: source.source_key,
+      bucket: source.bucket, dataset_id: source.dataset_id, etag: blob.etag, image_reference: image ? s.key : null, key: s.key, source: source.source_key,
       source_id: source.source_id, tenant_id: t, ingest_run_id: run.ingest_run_id, upload_session_id: id, size_bytes: blob.size,
     };
     await this.store.meta.transaction(() => {
