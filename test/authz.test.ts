@@ -672,6 +672,36 @@ describe("guessing another tenant's ids", () => {
     expectStatus(await call({ method: 'GET', path: '/v1/datasets', token: B.key, tenant: B.id }), 200);
   });
 
+  it("B's detection and query endpoint as A → 404, and A's rule cannot name B's dataset", async () => {
+    const asB = (method: string, path: string, json?: unknown) => call({ method, path, token: B.admin, tenant: B.id, json });
+    const rule = { name: 'b rule', severity: 'low', datasets: [B.datasets[0]], query: { search_request: { q: SHARED_WORD } }, trigger: { on_ingest: true } };
+    const det = expectStatus(await asB('POST', '/v1/admin/detections', rule), 201);
+    const ep = expectStatus(await asB('POST', '/v1/admin/query-endpoints', { name: `b-ep-${next()}`, search_request: { q: SHARED_WORD } }), 201);
+    try {
+      for (const [method, path, json] of [
+        ['GET', `/v1/admin/detections/${det.detection_id}`],
+        ['PUT', `/v1/admin/detections/${det.detection_id}`, { ...rule, datasets: A.datasets }],
+        ['DELETE', `/v1/admin/detections/${det.detection_id}`],
+        ['POST', `/v1/admin/detections/${det.detection_id}/test`, {}],
+        ['GET', `/v1/detections/${det.detection_id}/hits`],
+        ['GET', `/v1/admin/query-endpoints/${ep.name}`],
+        ['GET', `/v1/query-endpoints/${ep.name}`],
+        ['DELETE', `/v1/admin/query-endpoints/${ep.name}`],
+      ] as [string, string, unknown?][]) {
+        const res = await asA(method, path, json === undefined ? {} : { json });
+        expect(res.status, `${method} ${path}: ${res.text.slice(0, 200)}`).toBe(404);
+        expect(res.text).not.toContain(B.id);
+      }
+      const named = await asA('POST', '/v1/admin/detections', { json: rule });
+      expect(named.status, named.text).toBe(422);
+      expect(named.body.detail[0].loc).toEqual(['body', 'datasets', 0]);
+      expect(expectStatus(await asB('GET', `/v1/admin/detections/${det.detection_id}`), 200).name).toBe('b rule');
+    } finally {
+      await asB('DELETE', `/v1/admin/detections/${det.detection_id}`);
+      await asB('DELETE', `/v1/admin/query-endpoints/${ep.name}`);
+    }
+  });
+
   it("B's run id as A → 403/404", async () => {
     const res = await asA('GET', `/v1/ingest/runs/${B.run}`);
     expect([403, 404], res.text).toContain(res.status);
