@@ -1,4 +1,4 @@
-import type { Detection, DetectionCreate, Hit, DetectionList, DetectionListQuery, DetectionTest, DetectionTestResult, HitList, HitListQuery } from '../../api/detections.js';
+import type { Detection, DetectionCreate, DetectionList, DetectionListQuery, DetectionTest, DetectionTestResult, HitList, HitListQuery } from '../../api/detections.js';
 import { LIMITS } from '../../api/limits.js';
 import type { Caller } from '../auth/caller.js';
 import type { Datasets } from '../datasets/datasets.js';
@@ -8,7 +8,7 @@ import type { JobQueue } from '../jobs/queue.js';
 import type { Search } from '../search/search.js';
 import type { Sources } from '../sources/sources.js';
 import type { Sql } from '../sql/sql.js';
-import { type Key, MAX_KEY, newestFirst, prefixRange, scanPrefix, type Store } from '../store/db.js';
+import { type Key, MAX_KEY, newestFirst, prefixRange, removePrefixInBatches, scanPrefix, type Store } from '../store/db.js';
 import { keys } from '../store/keys.js';
 import { checkDefinition } from './definition.js';
 import { materialize, type StoredHit } from './hits.js';
@@ -146,17 +146,10 @@ export class Detections {
 
   /** Removes a detection's cursors, groups and schedule (not its hits), a bounded batch per transaction. */
   private async clearState(t: string, id: string): Promise<void> {
-    for (const prefix of [keys.detectionCursor(t, id), keys.detectionGroup(t, id)]) await this.removePrefix(prefix);
+    for (const prefix of [keys.detectionCursor(t, id), keys.detectionGroup(t, id)]) await removePrefixInBatches(this.store.meta, prefix);
     await this.store.meta.remove(keys.detectionSchedule(t, id));
   }
 
-  private async removePrefix(prefix: Key): Promise<void> {
-    for (;;) {
-      const batch = [...this.store.meta.getKeys({ ...prefixRange(prefix), limit: REMOVE_BATCH })];
-      if (batch.length === 0) return;
-      await this.store.meta.transaction(() => batch.forEach((k) => this.store.meta.remove(k)));
-    }
-  }
 
   list(caller: Caller, q: DetectionListQuery = {}): DetectionList {
     const page = newestFirst<StoredDetection>(this.store.meta, keys.detection(caller.tenant_id), q.cursor, q.limit ?? 100);
@@ -172,7 +165,7 @@ export class Detections {
     await this.store.meta.remove(keys.detection(caller.tenant_id, id)); // from here nothing evaluates it; the rest is clean-up
     this.onIngestCache.delete(caller.tenant_id);
     await this.clearState(caller.tenant_id, id);
-    await this.removePrefix(keys.hit(caller.tenant_id, id));
+    await removePrefixInBatches(this.store.meta, keys.hit(caller.tenant_id, id));
     return this.view(det);
   }
 
@@ -180,17 +173,9 @@ export class Detections {
   hits(caller: Caller, id: string, q: HitListQuery = {}): HitList {
     this.stored(caller.tenant_id, id);
     const since = q.since ? new Date(q.since).toISOString() : '';
-    const limit = q.limit ?? 50;
-    const prefix = keys.hit(caller.tenant_id, id);
-    const hits: Hit[] = [];
-    // newest first: the first hit older than `since` ends the page
-    for (const { key, value } of this.store.meta.getRange({ start: [...prefix, q.cursor ?? MAX_KEY], end: prefix, reverse: true })) {
-      if (key[prefix.length] === q.cursor) continue;
-      if ((value as StoredHit).triggered_at < since) break;
-      if (hits.length === limit) return { hits, next_cursor: hits[limit - 1]!.hit_id };
-      hits.push(materialize(this.store, caller.tenant_id, value as StoredHit));
-    }
-    return { hits, next_cursor: null };
+    // newest first: the first hit older than `since` ends the list
+    const page = newestFirst<StoredHit>(this.store.meta, keys.hit(caller.tenant_id, id), q.cursor, q.limit ?? 50, undefined, (h) => h.triggered_at < since);
+    return { hits: page.values.map((h) => materialize(this.store, caller.tenant_id, h)), next_cursor: page.next };
   }
 
   /** What the detection would fire over the records already there (since `since`): nothing stored, no action called. */

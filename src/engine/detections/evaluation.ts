@@ -42,6 +42,6 @@ export async function commitOutcomes(store: Store, jobs: JobQueue, webhooks: Web
       }
     }
   });
-  if (stored.some((h) => outcomes.find((o) => o.det.detection_id === h.detection_id)!.det.actions.length > 0)) jobs.poke();
+  if (outcomes.some((o) => o.hits.length > 0 && o.det.actions.length > 0)) jobs.poke();
   return stored;
 }

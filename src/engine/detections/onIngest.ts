@@ -84,13 +84,14 @@ export class OnIngest {
       const candidates = slice.filter((r) => !r.reparsed).map((r) => new Candidate(r));
       const config = this.deps.searchConfig(t, d);
       const outcomes: Outcome[] = [];
-      const rules: { det: StoredDetection; since: number; rule: Rule }[] = [];
+      const rules: { outcome: Outcome; since: number; rule: Rule }[] = [];
       for (const [i, det] of dets.entries()) {
         if (behind[i]! >= end) continue;
         const progress: Outcome['progress'] = [keys.detectionCursor(t, det.detection_id, d), end];
         try {
-          rules.push({ det, since: behind[i]!, rule: new Rule(det, d, config) });
-          outcomes.push({ det, hits: [], groups: storedGroups(store, t, det.detection_id), progress });
+          const outcome: Outcome = { det, hits: [], groups: storedGroups(store, t, det.detection_id), progress };
+          rules.push({ outcome, since: behind[i]!, rule: new Rule(det, d, config) });
+          outcomes.push(outcome);
         } catch (err) {
           // a rule its dataset no longer suits: logged, and it moves on, so that it never holds the others back
           logProblem('detection_failed', err, { tenant_id: t, dataset_id: d, detection_id: det.detection_id });
@@ -98,9 +99,8 @@ export class OnIngest {
         }
       }
       const lists = triage(rules.map((r) => r.rule), candidates);
-      for (const [i, { det, since, rule }] of rules.entries()) {
+      for (const [i, { outcome, since, rule }] of rules.entries()) {
         const mine = since + 1 > from ? lists[i]!.filter((c) => c.rec.seq > since) : lists[i]!;
-        const outcome = outcomes.find((o) => o.det === det)!;
         outcome.hits = rule.hits(rule.matches(mine), outcome.groups);
         if (i % PER_TURN === PER_TURN - 1) await nextTurn();
       }

@@ -4,7 +4,7 @@ import { newId, now } from '../ids.js';
 import type { RecordRef, StoredHit } from './hits.js';
 import { type Candidate, compileMatcher, type RecordTest } from './matcher.js';
 import type { StoredDetection } from './stored.js';
-import { addMatch, groupOf, type GroupState, type Match, windowMs } from './threshold.js';
+import { addMatch, groupOf, type GroupState, windowMs } from './threshold.js';
 
 /** Where a rule keeps its groups: the store (on ingest, on schedule) or memory (a dry run). */
 export interface Groups {
@@ -76,4 +76,3 @@ export class MemoryGroups implements Groups {
   }
 }
 
-export type { Match };

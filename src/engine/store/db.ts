@@ -62,15 +62,17 @@ export function* scanPrefix<V>(db: Database<V, Key>, prefix: Key, opts: { revers
 
 /**
  * A page of a list whose keys are `[...prefix, id]` with ids that sort by time: newest first, after
- * the id `cursor` (the last of the page before); `keep` leaves entries out. `next` is the last id of
- * the page when more follow.
+ * the id `cursor` (the last of the page before); `keep` leaves entries out, and the first entry
+ * `older` holds for ends the list (what follows is older still). `next` is the last id of the page
+ * when more follow.
  */
-export function newestFirst<V>(db: Database<any, Key>, prefix: Key, cursor: string | undefined, limit: number, keep: (v: V) => boolean = () => true): { values: V[]; next: string | null } {
+export function newestFirst<V>(db: Database<any, Key>, prefix: Key, cursor: string | undefined, limit: number, keep: (v: V) => boolean = () => true, older?: (v: V) => boolean): { values: V[]; next: string | null } {
   const values: V[] = [];
   const ids: string[] = [];
   for (const { key, value } of db.getRange({ start: [...prefix, cursor ?? MAX_KEY], end: prefix, reverse: true })) {
     const id = (key as Key)[prefix.length] as string;
     if (id === cursor || !keep(value)) continue; // the range starts at the cursor itself
+    if (older?.(value)) break;
     if (values.length === limit) return { values, next: ids[limit - 1] };
     values.push(value);
     ids.push(id);
@@ -80,6 +82,15 @@ export function newestFirst<V>(db: Database<any, Key>, prefix: Key, cursor: stri
 
 /** Sorts after every string and number key part (lmdb orders strings after numbers). */
 export const MAX_KEY = '\uffff';
+
+/** Removes every key starting with `prefix`, `batch` keys a transaction: a long list never holds the write lock for long. */
+export async function removePrefixInBatches(db: Database<any, Key>, prefix: Key, batch = 1000): Promise<void> {
+  for (;;) {
+    const keys = [...db.getKeys({ ...prefixRange(prefix), limit: batch })] as Key[];
+    if (keys.length === 0) return;
+    await db.transaction(() => keys.forEach((k) => db.remove(k)));
+  }
+}
 
 /** Removes every key starting with `prefix`; call inside a write transaction. */
 export function removePrefix(db: Database<any, Key>, prefix: Key): number {
