@@ -111,5 +111,18 @@ export const LIMITS = {
   testHits: 20,
   /** records one detection test (dry run) reads */
   detectionTestRecords: 1_000_000,
+  /** globs one directory connector includes or excludes, and streams one sync catalog names */
+  connectorGlobs: 64,
+  connectorStreams: 64,
+  /** headers one HTTP connector sends (config and credentials each) */
+  connectorHeaders: 32,
+  /** pages one HTTP connector sync may read */
+  connectorPages: 10_000,
+  /** one HTTP connector page, in bytes (it is parsed whole: 8 MiB is tens of ms) */
+  connectorPageBytes: 8 * 2 ** 20,
+  /** files one directory connector keeps a checkpoint for; more matching files are left for later syncs */
+  connectorFiles: 10_000,
+  /** bytes one directory connector object may hold (a larger backlog becomes several objects) */
+  connectorChunkBytes: 16 * 2 ** 20,
 } as const;
 
