@@ -12,7 +12,7 @@ const Headers = Type.Record(HeaderName, Type.String({ maxLength: LIMITS.url }), 
 export const DirectoryConfig = Type.Object(
   {
     path: Type.String({ minLength: 1, maxLength: LIMITS.url, description: 'an absolute directory path on the server' }),
-    include: Type.Array(Glob, { minItems: 1, maxItems: LIMITS.connectorGlobs, default: ['*.log'] }),
+    include: Type.Optional(Type.Array(Glob, { minItems: 1, maxItems: LIMITS.connectorGlobs, default: ['*.log'] })),
     exclude: Type.Optional(Globs),
     /** under `svc serve`, read new lines as they are written (file-system events, with polling) */
     follow: Type.Optional(Type.Boolean({ default: false })),
@@ -65,6 +65,7 @@ export const ConnectorKind = Type.Object({
 });
 export type ConnectorKind = Static<typeof ConnectorKind>;
 export const ConnectorList = Type.Object({ connectors: Type.Array(ConnectorKind) });
+export type ConnectorList = Static<typeof ConnectorList>;
 
 export const ConnectorSourcePut = Type.Composite(
   [
@@ -138,6 +139,8 @@ export const ConnectorRun = Type.Object({
   ingest_run_ids: Type.Array(Type.String()),
   objects: Type.Integer(),
   bytes: Type.Integer(),
+  /** what the sync passed over and why (a corrupt .gz file, an unreadable HTTP record), the first 100 */
+  problems: Type.Array(Type.Object({ ref: Type.String(), reason: Type.String() })),
   error_message: Nullable(Type.String()),
   created_at: DateTime,
   started_at: Nullable(DateTime),

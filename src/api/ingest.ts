@@ -65,6 +65,8 @@ export const IngestOptions = Type.Object({
   body_field: Type.Optional(FieldPath),
   time_field: Type.Optional(FieldPath),
   filename: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.filename })),
+  /** Addition: each line is a record of its own even where the same bytes were ingested before (a followed log repeats itself; `svc ingest --follow` sets it) */
+  distinct: Type.Optional(Type.Boolean()),
 });
 export type IngestOptions = Static<typeof IngestOptions>;
 

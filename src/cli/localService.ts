@@ -12,6 +12,7 @@ import { HostedSourcePut, SourcePut } from '../api/sources.js';
 import { validate } from '../api/validate.js';
 import { EndpointCreate } from '../api/endpoints.js';
 import { DetectionCreate, DetectionListQuery, DetectionTest, HitListQuery } from '../api/detections.js';
+import { ConnectionRequest, ConnectorSourcePut } from '../api/connectors.js';
 import { ViewCreate, ViewListQuery, ViewRecordsQuery } from '../api/views.js';
 import type { Caller } from '../engine/auth/caller.js';
 import { NotFound } from '../engine/errors.js';
@@ -119,6 +120,13 @@ export function localService(engine: Engine, caller: Caller): Service {
     deleteDetection: (id) => engine.detections.remove(caller, id),
     testDetection: (id, req) => engine.detections.test(caller, id, validate(DetectionTest, strip(req))),
     detectionHits: async (id, query) => engine.detections.hits(caller, id, validate(HitListQuery, strip(query), 'query')),
+    connectorKinds: async () => engine.connectors.kinds(),
+    putConnectorSource: (id, req) => engine.connectors.put(caller, id, validate(ConnectorSourcePut, strip(req))),
+    getConnectorSource: async (id) => engine.connectors.get(caller, id),
+    connectConnectorSource: (id, req) => engine.connectors.connect(caller, id, validate(ConnectionRequest, strip(req))),
+    syncConnectorSource: (id) => engine.connectors.sync(caller, id),
+    connectorSyncs: async (id) => engine.connectors.syncRuns(caller, id),
+    connectorSync: async (id, runId) => engine.connectors.syncRun(caller, id, runId),
     createView: (req) => engine.views.create(caller, validate(ViewCreate, stripSearch(req))).catch((err) => Promise.reject(searchGoneLocally(err, req.from_search_id))),
     listViews: async (query) => engine.views.list(caller, validate(ViewListQuery, strip(query), 'query')),
     getView: async (id) => engine.views.get(caller, id),

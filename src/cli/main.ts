@@ -19,6 +19,7 @@ import { sqlCommand } from './commands/sql.js';
 import { viewsCommand } from './commands/views.js';
 import { endpointsCommand } from './commands/endpoints.js';
 import { detectionsCommand } from './commands/detections.js';
+import { connectorsCommand } from './commands/connectors.js';
 import { EXIT, exitCodeOf } from './context.js';
 import { OUTPUT_FORMATS } from './output.js';
 import { watchStdout } from './stdout.js';
@@ -40,7 +41,7 @@ const program = new Command('svc')
   .configureOutput({ outputError: (str, write) => write(`svc: ${str.replace(/^error: /, '').trim()} (see svc --help)\n`) })
   .exitOverride();
 
-for (const add of [initCommand, tokenCommand, serveCommand, datasetsCommand, sourcesCommand, deleteCommand, ingestCommand, searchCommand, sqlCommand, viewsCommand, detectionsCommand, endpointsCommand, exportsCommand, fieldsCommand, reindexCommand, runsCommand, jobsCommand, keysCommand, tenantsCommand, membersCommand, whoamiCommand, loginCommand, logoutCommand]) add(program);
+for (const add of [initCommand, tokenCommand, serveCommand, datasetsCommand, sourcesCommand, deleteCommand, ingestCommand, searchCommand, sqlCommand, viewsCommand, detectionsCommand, endpointsCommand, connectorsCommand, exportsCommand, fieldsCommand, reindexCommand, runsCommand, jobsCommand, keysCommand, tenantsCommand, membersCommand, whoamiCommand, loginCommand, logoutCommand]) add(program);
 
 try {
   await program.parseAsync(process.argv);

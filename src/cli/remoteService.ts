@@ -94,6 +94,7 @@ export function remoteService(opts: RemoteOptions): Service {
 
   const exportPath = (id: string) => `/v1/export/${encodeURIComponent(id)}`;
   const reindexPath = (id: string) => `/v1/admin/reindex/jobs/${encodeURIComponent(id)}`;
+  const connectorPath = (id: number) => `/v1/admin/connector-sources/${id}`;
   const detectionPath = (id: string) => `/v1/admin/detections/${encodeURIComponent(id)}`;
 
   /** The file behind a completed export's signed URL: the signature is the credential, so no token is sent. */
@@ -177,6 +178,13 @@ export function remoteService(opts: RemoteOptions): Service {
     deleteDetection: (id) => call('DELETE', detectionPath(id)),
     testDetection: (id, req) => call('POST', `${detectionPath(id)}/test`, req),
     detectionHits: (id, query) => call('GET', `/v1/detections/${encodeURIComponent(id)}/hits`, undefined, query),
+    connectorKinds: () => call('GET', '/v1/admin/connectors'),
+    putConnectorSource: (id, req) => call('PUT', connectorPath(id), req),
+    getConnectorSource: (id) => call('GET', connectorPath(id)),
+    connectConnectorSource: (id, req) => call('POST', `${connectorPath(id)}/connection`, req),
+    syncConnectorSource: (id) => call('POST', `${connectorPath(id)}/sync`),
+    connectorSyncs: (id) => call('GET', `${connectorPath(id)}/syncs`),
+    connectorSync: (id, runId) => call('GET', `${connectorPath(id)}/syncs/${encodeURIComponent(runId)}`),
     createView: (req) => call('POST', '/v1/views', req),
     listViews: (query) => call('GET', '/v1/views', undefined, query),
     getView: (id) => call('GET', `/v1/views/${encodeURIComponent(id)}`),

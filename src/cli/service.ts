@@ -13,6 +13,7 @@ import type { Endpoint, EndpointCreate, EndpointList } from '../api/endpoints.js
 import type { Detection, DetectionCreate, DetectionList, DetectionListQuery, DetectionTest, DetectionTestResult, HitList, HitListQuery } from '../api/detections.js';
 import type { SearchEnvelope as EndpointSearchAnswer } from '../api/search.js';
 import type { SqlEnvelope as EndpointSqlAnswer } from '../api/sql.js';
+import type { ConnectionRequest, ConnectorList, ConnectorRun, ConnectorSourcePut, IntegrationConnection } from '../api/connectors.js';
 import type { View, ViewCreate, ViewList, ViewListQuery, ViewRecords, ViewRecordsQuery } from '../api/views.js';
 
 /** A completed export's file, as a stream to read once. */
@@ -93,6 +94,14 @@ export interface Service {
   /** a dry run over the records already there: what it would fire, nothing stored, no action called */
   testDetection(id: string, req: DetectionTest): Promise<DetectionTestResult>;
   detectionHits(id: string, query: HitListQuery): Promise<HitList>;
+  connectorKinds(): Promise<ConnectorList>;
+  putConnectorSource(sourceId: number, req: ConnectorSourcePut): Promise<Source>;
+  getConnectorSource(sourceId: number): Promise<IntegrationConnection>;
+  connectConnectorSource(sourceId: number, req: ConnectionRequest): Promise<IntegrationConnection>;
+  /** the sync as queued: a job runs it */
+  syncConnectorSource(sourceId: number): Promise<ConnectorRun>;
+  connectorSyncs(sourceId: number): Promise<{ syncs: ConnectorRun[] }>;
+  connectorSync(sourceId: number, runId: string): Promise<ConnectorRun>;
   createView(req: ViewCreate): Promise<View>;
   listViews(query: ViewListQuery): Promise<ViewList>;
   getView(viewId: string): Promise<View>;

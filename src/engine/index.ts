@@ -39,6 +39,10 @@ import { Uploads } from './uploads/uploads.js';
 import { Views } from './views/views.js';
 import { Endpoints } from './endpoints/endpoints.js';
 import { Detections } from './detections/detections.js';
+import { Connectors } from './connectors/connectors.js';
+import { CredentialBox } from './connectors/credentials.js';
+import { DirectoryFollowers } from './connectors/followers.js';
+import { Syncs } from './connectors/sync.js';
 
 export { DEFAULT_SESSION_TTL } from './sessionTtl.js';
 /** How long after the last ingest of a dataset its text index is written to disk. */
@@ -92,6 +96,8 @@ export class Engine {
   readonly sql: Sql;
   readonly exports: Exports;
   readonly images: ObjectImages;
+  readonly connectors: Connectors;
+  private readonly followers: DirectoryFollowers;
   private readonly text: TextIndexes;
   /** every index derived from the records, in one list: text, vector, SQL */
   private readonly derived: DerivedIndexes;
@@ -128,6 +134,10 @@ export class Engine {
     this.endpoints = new Endpoints(store, this.search, this.sql);
     this.detections = new Detections(store, this.jobs, this.datasets, this.sources, this.search, this.sql, config.crashAt);
     this.derived.onAdded(this.detections.onIngest);
+    const box = new CredentialBox(secret);
+    const syncs = new Syncs({ store, jobs: this.jobs, sources: this.sources, ingest: this.ingest, blobs, space, box });
+    this.connectors = new Connectors(store, this.sources, syncs, box);
+    this.followers = new DirectoryFollowers(this.connectors, syncs, this.sources);
     this.images = new ObjectImages(store, this.datasets, this.sources, blobs, secret);
     this.exports = new Exports({ store, jobs: this.jobs, blobs, search: this.search, sql: this.sql, views: this.views, secret, tenants, limits: config.exports });
     this.retention.sweeps.push(
@@ -152,6 +162,8 @@ export class Engine {
         new BlobStore(dataDir).sweepTemp(); // objects a killed process was writing
         engine.loadTextIndexes();
         engine.catchUpDetections();
+        engine.connectors.onChange = (t, s) => engine.followers.refresh(t, s);
+        engine.followers.start(engine.directory.tenants().map((t) => t.tenant_id));
         // a server loads now what a local command loads on first use: a first request must not stall the others
         await Promise.all([loadDuckDB(), import('./sql/execute.js'), import('jose')]);
       }
@@ -250,6 +262,7 @@ export class Engine {
    */
   async close(opts: { drain?: boolean } = { drain: true }): Promise<void> {
     this.closing = true;
+    this.followers.close();
     try {
       if (opts.drain) await this.jobs.drain();
       await this.jobs.stop();

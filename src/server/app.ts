@@ -35,6 +35,7 @@ import { uploadRoutes } from './routes/uploads.js';
 import { viewRoutes } from './routes/views.js';
 import { endpointRoutes } from './routes/endpoints.js';
 import { detectionRoutes } from './routes/detections.js';
+import { connectorRoutes } from './routes/connectors.js';
 
 export interface AppOptions {
   /** where the one-line-per-request log goes (none when absent), and every 5xx (stderr when absent) */
@@ -122,7 +123,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   if (opts.rateLimit) await rateLimits(app, opts.rateLimit);
   app.addHook('onRequest', authenticate(engine));
   if (opts.log) requestLogger(app, opts.log);
-  for (const routes of [healthRoutes, identityRoutes, keyRoutes, platformRoutes, datasetRoutes, fieldRoutes, searchRoutes, viewRoutes, endpointRoutes, detectionRoutes, semanticRoutes, sqlRoutes, sourceRoutes, deletionRoutes, reindexRoutes, ingestRoutes, uploadRoutes, jobRoutes, exportRoutes, imageRoutes]) routes(app, engine);
+  for (const routes of [healthRoutes, identityRoutes, keyRoutes, platformRoutes, datasetRoutes, fieldRoutes, searchRoutes, viewRoutes, endpointRoutes, detectionRoutes, semanticRoutes, sqlRoutes, sourceRoutes, connectorRoutes, deletionRoutes, reindexRoutes, ingestRoutes, uploadRoutes, jobRoutes, exportRoutes, imageRoutes]) routes(app, engine);
   await app.ready();
   return app;
 }

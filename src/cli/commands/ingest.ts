@@ -4,6 +4,7 @@ import { basename } from 'node:path';
 import { NotFound } from '../../engine/errors.js';
 import { INGEST_FORMATS, type IngestFormat } from '../../engine/records.js';
 import { EXIT, Exit, withService } from '../context.js';
+import { followFile } from '../follow.js';
 import { ingestFiles, type IngestSummary } from '../ingestFiles.js';
 import { expandPaths, namesMany } from '../inputs.js';
 import { counted, progressBar, statusLine } from '../progress.js';
@@ -16,6 +17,7 @@ interface IngestFlags {
   titleField?: string;
   bodyField?: string;
   timeField?: string;
+  follow?: boolean;
 }
 
 function openInput(file: string | undefined): { input: AsyncIterable<Buffer>; filename?: string; path?: string; size: number } {
@@ -53,17 +55,27 @@ export function ingestCommand(program: Command): void {
     .option('--title-field <field>', 'field holding the title')
     .option('--body-field <field>', 'field holding the body text')
     .option('--time-field <field>', 'field holding the timestamp')
+    .option('--follow', 'ingest FILE, then its new lines as they are written (rotation and truncation too), until interrupted; each read is a run, printed as it starts')
     .addHelpText(
       'after',
-      "\nExamples:\n  svc ingest logs ./HDFS_2k.log --format text --wait\n  cat events.ndjson | svc ingest logs - --format ndjson\n  svc ingest logs ./archive/ 'more/*.log.gz' --output json",
+      "\nExamples:\n  svc ingest logs ./HDFS_2k.log --format text --wait\n  cat events.ndjson | svc ingest logs - --format ndjson\n  svc ingest logs ./archive/ 'more/*.log.gz' --output json\n  svc ingest logs /var/log/myapp/app.log --follow --output ndjson",
     )
     .action(async (dataset: string, paths: string[], o: IngestFlags, cmd: Command) => {
       if (paths.length > 1 && paths.includes('-')) throw new Exit(EXIT.usage, 'stdin (`-`) cannot be ingested along with other paths');
       const single = paths.length === 0 || (paths.length === 1 && !namesMany(paths[0]));
       // every path is checked before svc is even reached: a missing one is one line, and nothing is sent
       const files = single ? [] : await expandPaths(paths);
+      if (o.follow && (!single || paths.length === 0 || paths[0] === '-')) throw new Exit(EXIT.usage, '--follow takes one FILE');
+      if (o.follow && o.wait) throw new Exit(EXIT.usage, '--follow runs until interrupted: it takes no --wait');
       return withService(cmd, async ({ service, emit, format }) => {
         const options = { dataset_id: dataset, source_key: o.source, format: o.format, id_field: o.idField, title_field: o.titleField, body_field: o.bodyField, time_field: o.timeField };
+        if (o.follow) {
+          if (!statSync(paths[0], { throwIfNoEntry: false })?.isFile()) throw new NotFound(`file '${paths[0]}' not found`);
+          const stop = new AbortController();
+          process.once('SIGINT', () => stop.abort());
+          process.once('SIGTERM', () => stop.abort());
+          return followFile(service, paths[0], options, (run) => void emit(run), stop.signal);
+        }
         if (single) {
           const { input, filename, path, size } = openInput(paths[0]);
           const bar = progressBar(size);

@@ -15,8 +15,9 @@ import type { Store } from '../store/db.js';
 import type { DerivedIndexes } from '../derived/derivedIndexes.js';
 import { checkTimeFormat } from './lineTime.js';
 import { batches, pipelineBatches } from './pipeline.js';
-import { isTerminalRun, newRun, publicRun, Runs, waitsForSpace, type RequestedParse, type RunState } from './runs.js';
+import { distinctEtag, isTerminalRun, newRun, publicRun, Runs, waitsForSpace, type RequestedParse, type RunState } from './runs.js';
 import { commitBatch } from './writer.js';
+import { keys } from '../store/keys.js';
 import { inflated, ObjectRefused } from './inflate.js';
 import { imageBatches, sniffImage } from './image.js';
 
@@ -112,7 +113,8 @@ export class Ingest {
   /** Queues a run over an object already in the blob store (a stream just stored, or a completed upload). */
   async startFromObject(caller: Caller, source: Source, object: { key: string; etag: string; input_kind: string; upload_session_id?: string }, opts: IngestOptions = {}): Promise<IngestRun> {
     const requested = Object.fromEntries(Object.entries({ format: opts.format, filename: opts.filename, id_field: opts.id_field, title_field: opts.title_field, body_field: opts.body_field, time_field: opts.time_field }).filter(([, v]) => v));
-    const run = newRun({ tenant_id: caller.tenant_id, dataset_id: source.dataset_id, source_id: source.source_id, bucket: source.bucket, ...object, ...parseConfig(source, object.key, requested), requested });
+    const etag = opts.distinct ? distinctEtag(object.etag) : object.etag;
+    const run = newRun({ tenant_id: caller.tenant_id, dataset_id: source.dataset_id, source_id: source.source_id, bucket: source.bucket, ...object, etag, ...parseConfig(source, object.key, requested), requested });
     await this.schedule(run);
     return publicRun(run);
   }
@@ -155,6 +157,16 @@ export class Ingest {
     if (run.job_id && (await this.jobs.dueNow(run.tenant_id, run.job_id))) this.runs.put(run);
     else await this.schedule(run);
     return publicRun(run);
+  }
+
+  /**
+   * Inside the caller's transaction: stores a new run with its job, so that both exist exactly when
+   * what the transaction commits does (a connector's checkpoint past the run's bytes). Poke the
+   * queue once it committed.
+   */
+  stage(run: RunState): void {
+    run.job_id = this.jobs.stage(run.tenant_id, INGEST_JOB, { ingest_run_id: run.ingest_run_id, dataset_id: run.dataset_id }).job_id;
+    this.store.meta.put(keys.run(run.tenant_id, run.ingest_run_id), run);
   }
 
   private async schedule(run: RunState): Promise<void> {

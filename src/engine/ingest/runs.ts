@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { IngestRun } from '../../api/ingest.js';
 import { DiskFull, NotFound } from '../errors.js';
 import { newId, now } from '../ids.js';
@@ -29,6 +30,12 @@ export interface RunState extends IngestRun {
 }
 
 export interface RequestedParse { format?: string; filename?: string; id_field?: string; title_field?: string; body_field?: string; time_field?: string }
+
+/**
+ * The etag a run reads its object under when its lines must be records of their own: a record's
+ * id otherwise comes from the object's content and line, and equal bytes sent again are the same records.
+ */
+export const distinctEtag = (etag: string) => `${etag}-${randomBytes(8).toString('hex')}`;
 
 export const isTerminalRun = (run: IngestRun) => run.status === 'ready' || run.status === 'failed';
 

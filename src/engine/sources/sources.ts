@@ -4,7 +4,7 @@ import type { IngestTokens } from '../auth/ingestTokens.js';
 import { Conflict, Invalid, NotFound } from '../errors.js';
 import { checkTimeFormat } from '../ingest/lineTime.js';
 import { now } from '../ids.js';
-import { scanPrefix, type Store } from '../store/db.js';
+import { removePrefix, scanPrefix, type Store } from '../store/db.js';
 import { keys } from '../store/keys.js';
 
 export const HOSTED_BUCKET = 'hosted';
@@ -56,8 +56,8 @@ export class Sources {
     return this.ofDataset(tenantId, datasetId)[0]?.search_config ?? DEFAULT_SEARCH_CONFIG;
   }
 
-  /** Creates or replaces a source under the id the caller chose (PUT is idempotent). */
-  async put(caller: Caller, sourceId: number, req: SourcePut | HostedSourcePut): Promise<Source> {
+  /** Creates or replaces a source under the id the caller chose (PUT is idempotent); `also` writes what goes with it, in the same transaction. */
+  async put(caller: Caller, sourceId: number, req: SourcePut | HostedSourcePut, also?: () => void): Promise<Source> {
     const t = caller.tenant_id;
     const timeFormat = req.parse_config?.time_format;
     const bad = timeFormat === undefined ? null : checkTimeFormat(timeFormat);
@@ -93,6 +93,7 @@ export class Sources {
       };
       this.store.meta.put(keys.source(t, sourceId), source);
       this.store.meta.put(keys.sourceKey(t, source.source_key), sourceId);
+      also?.();
       return source;
     });
     if (result instanceof Error) throw result;
@@ -151,6 +152,10 @@ export class Sources {
     this.tokens.remove(source.ingest_token_id);
     this.store.meta.remove(keys.source(tenantId, sourceId));
     this.store.meta.remove(keys.sourceKey(tenantId, source.source_key));
+    // a connector source's own keys go with it: a sync staged for it finds nothing and does nothing
+    this.store.meta.remove(keys.connector(tenantId, sourceId));
+    removePrefix(this.store.meta, keys.connectorCheckpoint(tenantId, sourceId));
+    removePrefix(this.store.meta, keys.connectorRun(tenantId, sourceId));
   }
 }
 

@@ -46,6 +46,12 @@ export const keys = {
   detectionSchedule: kind<[detectionId: string]>('detrun'),
   /** a hit a detection stored */
   hit: kind<[detectionId: string, hitId?: string]>('hit'),
+  /** a connector source's kind, config, sealed credentials and schedule */
+  connector: kind<[sourceId?: number]>('conn'),
+  /** where a connector source's stream stands (file checkpoints, an HTTP cursor and ETag): moved in the transaction that stores what was read */
+  connectorCheckpoint: kind<[sourceId: number, stream?: string]>('conncp'),
+  /** one sync of a connector source */
+  connectorRun: kind<[sourceId: number, runId?: string]>('crun'),
   viewRecord: kind<[viewId: string, pos?: number]>('viewrec'),
   viewRef: kind<[datasetId: string, recordId?: string, viewId?: string, pos?: number]>('viewref'),
   /** a discovered field's count and sample, per value type */

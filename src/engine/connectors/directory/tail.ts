@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { lstat, open, readdir, type FileHandle } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+// @ts-expect-error picomatch ships no types
+import picomatchUntyped from 'picomatch';
 import { join } from 'node:path';
 import { inflated, isGzip, ObjectRefused } from '../../ingest/inflate.js';
 
@@ -67,8 +68,8 @@ const READ_BYTES = 2 ** 20;
 const WALK_ENTRIES = 100_000;
 
 type Matcher = (path: string) => boolean;
-// picomatch is what tinyglobby (a dependency) matches with; it ships no types
-const picomatch = createRequire(createRequire(import.meta.url).resolve('tinyglobby'))('picomatch') as (globs: string[]) => Matcher;
+// picomatch ships no types
+const picomatch = picomatchUntyped as unknown as (globs: string[]) => Matcher;
 
 interface Found {
   path: string;
