@@ -702,6 +702,32 @@ describe("guessing another tenant's ids", () => {
     }
   });
 
+  it("B's connector source as A → 404, its credentials never shown; A's source of the same id is A's own", async () => {
+    const asB = (method: string, path: string, json?: unknown) => call({ method, path, token: B.admin, tenant: B.id, json });
+    const secret = `b-secret-${next()}`;
+    const body = {
+      dataset_id: B.datasets[0], source_key: `b-conn-${next()}`, name: 'b conn', source_type: 'connector', connector_id: 'http',
+      connector_config: { url: 'http://127.0.0.1:9/b' }, connector_credentials: { bearer_token: secret },
+    };
+    const path = '/v1/admin/connector-sources/77';
+    expectStatus(await asB('PUT', path, body), 200);
+    try {
+      for (const [method, p] of [['GET', path], ['POST', `${path}/sync`], ['POST', `${path}/connection`], ['GET', `${path}/syncs`]]) {
+        const res = await asA(method, p, method === 'POST' && p.endsWith('connection') ? { json: { sync_catalog: { streams: [] } } } : {});
+        expect(res.status, `${method} ${p}: ${res.text.slice(0, 200)}`).toBe(404);
+        expect(res.text).not.toContain(B.id);
+      }
+      const mine = expectStatus(await asA('PUT', path, { json: { ...body, dataset_id: A.datasets[0], source_key: `a-conn-${next()}`, connector_credentials: undefined } }), 200);
+      expect(mine.tenant_id).toBe(A.id);
+      const theirs = expectStatus(await asB('GET', path), 200);
+      expect(theirs.integration).toMatchObject({ credential_status: 'configured', integration_destination_id: B.datasets[0] });
+      expect(JSON.stringify(theirs)).not.toContain(secret);
+    } finally {
+      await asB('DELETE', '/v1/admin/sources/77');
+      await asA('DELETE', '/v1/admin/sources/77');
+    }
+  });
+
   it("B's run id as A → 403/404", async () => {
     const res = await asA('GET', `/v1/ingest/runs/${B.run}`);
     expect([403, 404], res.text).toContain(res.status);
