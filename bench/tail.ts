@@ -48,7 +48,7 @@ export async function tailBench(): Promise<void> {
     const streamSeconds = (performance.now() - started) / 1000;
 
     await call('PUT', '/v1/admin/connector-sources/100', {
-      dataset_id: 'tail', source_key: 'tail', name: 'tail', source_type: 'connector', connector_id: 'directory',
+      dataset_id: 'tail', source_key: 'tail-dir', name: 'tail', source_type: 'connector', connector_id: 'directory',
       connector_config: { path: logs, include: ['*.log'], follow: true }, parse_config: { format: 'text' },
     });
     const file = join(logs, 'app.log');

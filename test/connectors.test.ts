@@ -72,6 +72,9 @@ describe('connector kinds and sources', () => {
       [directorySource({ connector_config: { path: logs, surprise: 1 } }), ['body', 'connector_config']],
       [directorySource({ connector_credentials: { bearer_token: 'x' } }), ['body', 'connector_credentials']],
       [directorySource({ connector_id: 'http', connector_config: { url: 'ftp://example.com' } }), ['body', 'connector_config', 'url']],
+      [directorySource({ connector_id: 'http', connector_config: { url: 'http://127.0.0.1:9/', headers: { Authorization: 'Bearer x' } } }), ['body', 'connector_config', 'headers']],
+      [directorySource({ connector_config: { path: dataDir } }), ['body', 'connector_config', 'path']],
+      [directorySource({ connector_config: { path: join(dataDir, 'blobs') } }), ['body', 'connector_config', 'path']],
     ];
     for (const [body, loc] of cases) {
       const res = await http.put('/v1/admin/connector-sources/50', body);
@@ -186,6 +189,73 @@ describe('HTTP connector', () => {
       const s = expectStatus(await http.get(`/v1/admin/connector-sources/21/syncs/${running.connector_run_id}`), 200);
       return s.status === 'succeeded' ? s : undefined;
     });
+  });
+});
+
+describe('HTTP connector credentials and lifecycle', () => {
+  let origin: HttpServer;
+  let elsewhere: HttpServer;
+  const heard: { where: string; auth?: string }[] = [];
+  const listen = async (server: HttpServer) => {
+    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  };
+  let originUrl = '';
+  let elsewhereUrl = '';
+
+  beforeAll(async () => {
+    elsewhere = createServer((req, res) => {
+      heard.push({ where: 'elsewhere', auth: req.headers.authorization });
+      res.writeHead(200, { 'content-type': 'application/x-ndjson' }).end('{"id":"e1","msg":"from elsewhere"}\n');
+    });
+    elsewhereUrl = await listen(elsewhere);
+    origin = createServer((req, res) => {
+      heard.push({ where: 'origin', auth: req.headers.authorization });
+      if (req.url === '/hang') return; // never answers: a sync that runs until cancelled
+      res.writeHead(200, { 'content-type': 'application/x-ndjson', link: `<${elsewhereUrl}/more>; rel="next"` }).end('{"id":"o1","msg":"from origin"}\n');
+    });
+    originUrl = await listen(origin);
+  });
+  afterAll(async () => {
+    for (const s of [origin, elsewhere]) s.closeAllConnections();
+    await Promise.all([origin, elsewhere].map((s) => new Promise((ok) => s.close(ok))));
+  });
+
+  const source = (url: string, over: Json = {}) => ({
+    dataset_id: 'api', source_key: 'linked', name: 'linked', source_type: 'connector', connector_id: 'http',
+    connector_config: { url, timeout_ms: 300_000 }, connector_credentials: { bearer_token: 'origin-only-token' }, ...over,
+  });
+
+  it('sends the token only to the connector URL\'s origin, not to a next link elsewhere', async () => {
+    expectStatus(await http.put('/v1/admin/connector-sources/22', source(`${originUrl}/items`)), 200);
+    const sync = await syncNow(22);
+    expect(sync.status, sync.error_message).toBe('succeeded');
+    expect(heard).toEqual([{ where: 'origin', auth: 'Bearer origin-only-token' }, { where: 'elsewhere', auth: undefined }]);
+    // the URL moves to another origin without credentials: the old ones are not carried there
+    const moved = expectStatus(await http.put('/v1/admin/connector-sources/22', source(`${elsewhereUrl}/items`, { connector_credentials: undefined })), 200);
+    expect(moved.source_id).toBe(22);
+    expect(expectStatus(await http.get('/v1/admin/connector-sources/22'), 200).integration.credential_status).toBe('not_configured');
+  });
+
+  it('a cancelled sync frees the source for the next one', async () => {
+    expectStatus(await http.put('/v1/admin/connector-sources/22', source(`${originUrl}/hang`)), 200);
+    const hanging = expectStatus(await http.post('/v1/admin/connector-sources/22/sync'), 202);
+    expectStatus(await http.post('/v1/admin/connector-sources/22/sync'), 409);
+    await until('the sync running', async () => (expectStatus(await http.get(`/v1/admin/connector-sources/22/syncs/${hanging.connector_run_id}`), 200).status === 'running' ? true : undefined));
+    expectStatus(await http.post(`/v1/admin/jobs/${hanging.job_id}/cancel`), 200);
+    const ended = await until('the sync cancelled', async () => {
+      const s = expectStatus(await http.get(`/v1/admin/connector-sources/22/syncs/${hanging.connector_run_id}`), 200);
+      return s.status === 'cancelled' ? s : undefined;
+    });
+    expect(ended.completed_at).not.toBeNull();
+    expectStatus(await http.put('/v1/admin/connector-sources/22', source(`${originUrl}/items`)), 200);
+    expect(expectStatus(await http.post('/v1/admin/connector-sources/22/sync'), 202).connector_run_id).not.toBe(hanging.connector_run_id);
+  });
+
+  it('a source put back as hosted is no longer a connector source', async () => {
+    expectStatus(await http.put('/v1/admin/hosted-sources/22', { dataset_id: 'api', source_key: 'linked', name: 'linked', source_type: 'hosted' }), 200);
+    expectStatus(await http.get('/v1/admin/connector-sources/22'), 404);
+    expectStatus(await http.post('/v1/admin/connector-sources/22/sync'), 404);
   });
 });
 

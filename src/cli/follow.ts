@@ -20,8 +20,10 @@ export async function followFile(service: Service, file: string, target: IngestT
   const include = [literalGlob(basename(file))];
   const opts = { maxChunkBytes: LIMITS.connectorChunkBytes, maxFiles: 16, maxDecompressedBytes: 2 ** 30 };
   let checkpoints: Checkpoints = {};
-  let wake = () => {};
-  const watcher = watchDirectory(root, () => wake(), { pollMs: 1000, debounceMs: 50 });
+  // a change seen while a pass reads is not lost: the next pass starts at once
+  let changed = false;
+  let wake: () => void = () => void (changed = true);
+  const watcher = watchDirectory(root, () => wake(), { pollMs: 1000, debounceMs: 50, deep: false });
   try {
     while (!signal.aborted) {
       const chunks = tailDirectory(root, include, [], checkpoints, opts);
@@ -33,10 +35,14 @@ export async function followFile(service: Service, file: string, target: IngestT
         onRun(await service.ingest(Readable.from([next.value.bytes]), { ...target, filename: basename(file), distinct: true }));
         checkpoints = next.value.checkpoints;
       }
-      await new Promise<void>((ok) => {
-        wake = ok;
-        signal.addEventListener('abort', () => ok(), { once: true });
-      });
+      if (!changed) {
+        await new Promise<void>((ok) => {
+          wake = ok;
+          signal.addEventListener('abort', () => ok(), { once: true });
+        });
+      }
+      changed = false;
+      wake = () => void (changed = true);
     }
   } finally {
     watcher.close();

@@ -34,6 +34,8 @@ export interface EngineConfig {
   ingest: IngestLimits;
   /** SVC_EMBEDDER*, SVC_EMBEDDINGS_FILE, SVC_EMBED_RETRY_MS */
   semantic: SemanticConfig;
+  /** SVC_CONNECTOR_DIRECTORY_ROOTS: the directories (colon-separated) directory connectors may read; unset: any */
+  connectors: { directoryRoots: string[] };
   /** SVC_CRASH_AT: a named point where the process kills itself (crash tests); null in use */
   crashAt: string | null;
 }
@@ -73,6 +75,7 @@ export function configFromEnv(env: Env = process.env): EngineConfig {
       sweepSeconds: finitePositive(env.SVC_UPLOAD_SWEEP_SECONDS, 600),
     }),
     ingest: { maxDecompressedBytes: Math.ceil(finitePositive(env.SVC_INGEST_MAX_DECOMPRESSED_BYTES, MAX_OBJECT_BYTES)) },
+    connectors: { directoryRoots: (env.SVC_CONNECTOR_DIRECTORY_ROOTS ?? '').split(':').filter((p) => p !== '') },
     semantic: {
       embedder: embedderFromEnv(env),
       embeddingsFile: env.SVC_EMBEDDINGS_FILE ?? DEFAULT_EMBEDDINGS_FILE,

@@ -135,8 +135,9 @@ export class Engine {
     this.detections = new Detections(store, this.jobs, this.datasets, this.sources, this.search, this.sql, config.crashAt);
     this.derived.onAdded(this.detections.onIngest);
     const box = new CredentialBox(secret);
-    const syncs = new Syncs({ store, jobs: this.jobs, sources: this.sources, ingest: this.ingest, blobs, space, box });
-    this.connectors = new Connectors(store, this.sources, syncs, box);
+    const directories = () => ({ dataDir, roots: config.connectors.directoryRoots });
+    const syncs = new Syncs({ store, jobs: this.jobs, sources: this.sources, ingest: this.ingest, blobs, space, box, directories });
+    this.connectors = new Connectors(store, this.sources, syncs, box, directories);
     this.followers = new DirectoryFollowers(this.connectors, syncs, this.sources);
     this.images = new ObjectImages(store, this.datasets, this.sources, blobs, secret);
     this.exports = new Exports({ store, jobs: this.jobs, blobs, search: this.search, sql: this.sql, views: this.views, secret, tenants, limits: config.exports });

@@ -1,4 +1,4 @@
-import type { ConnectionRequest, ConnectorRun, ConnectorSourcePut, HttpConfig, Integration, IntegrationConnection } from '../../api/connectors.js';
+import type { ConnectionRequest, ConnectorRun, ConnectorSourcePut, DirectoryConfig, HttpConfig, Integration, IntegrationConnection } from '../../api/connectors.js';
 import type { Source } from '../../api/sources.js';
 import type { Caller } from '../auth/caller.js';
 import { cronIssue } from '../detections/cron.js';
@@ -10,7 +10,8 @@ import type { Sources } from '../sources/sources.js';
 import type { CredentialBox } from './credentials.js';
 import { checkConfig, checkCredentials, connectorKinds, kindId, kindNamed } from './kinds.js';
 import { streamsOf, type StoredConnector } from './stored.js';
-import type { Syncs } from './sync.js';
+import { readsFrom, type Syncs } from './sync.js';
+import { directoryRefusal, type DirectoryRoots } from './directory/allowed.js';
 
 const issue = (loc: (string | number)[], msg: string) => new Invalid(msg, [{ loc: ['body', ...loc], msg, type: 'value_error' }]);
 
@@ -24,6 +25,7 @@ export class Connectors {
     private readonly sources: Sources,
     private readonly syncs: Syncs,
     private readonly box: CredentialBox,
+    private readonly directories: () => DirectoryRoots,
   ) {}
 
   kinds() {
@@ -41,18 +43,19 @@ export class Connectors {
     const t = caller.tenant_id;
     const kind = kindNamed(req.connector_id);
     const config = checkConfig(kind, req.connector_config);
+    const refused = kind === 'directory' ? directoryRefusal((config as DirectoryConfig).path, this.directories()) : null;
+    if (refused) throw issue(['connector_config', 'path'], refused);
     const credentials = req.connector_credentials === undefined ? undefined : this.box.seal(checkCredentials(kind, req.connector_credentials));
     const { connector_config: _c, connector_credentials: _k, ...sourceReq } = req;
     const source = await this.sources.put(caller, sourceId, { ...sourceReq, connector_id: kindId(kind) }, () => {
       const previous = this.syncs.connector(t, sourceId);
       const at = now();
       // checkpoints belong to what was read: another kind, directory or URL starts over
-      const moved = previous && (previous.kind !== kind || where(previous) !== where({ kind, config }));
+      const moved = previous && (previous.kind !== kind || readsFrom(previous) !== readsFrom({ kind, config }));
       if (moved) for (const { key } of scanPrefix(this.store.meta, keys.connectorCheckpoint(t, sourceId))) this.store.meta.remove(key);
-      const c: StoredConnector = {
-        ...(previous ?? blankConnector(t, sourceId, at)),
-        kind, config, credentials: credentials ?? (previous?.kind === kind ? previous.credentials : undefined), updated_at: at,
-      };
+      // credentials kept from before go only where they went before: another kind or origin needs them given again
+      const kept = previous?.kind === kind && kind === 'http' && sameOrigin(readsFrom(previous), readsFrom({ kind, config })) ? previous.credentials : undefined;
+      const c: StoredConnector = { ...(previous ?? blankConnector(t, sourceId, at)), kind, config, credentials: credentials ?? kept, updated_at: at };
       this.store.meta.put(keys.connector(t, sourceId), c);
     });
     this.onChange(t, sourceId);
@@ -80,7 +83,7 @@ export class Connectors {
       const current = this.stored(t, sourceId);
       const next: StoredConnector = {
         ...current, connection_id: current.connection_id ?? newId('conn'), sync_catalog: req.sync_catalog, schedule_type: scheduleType,
-        cron_expression: req.cron_expression ?? null, cron_timezone: zone, schedule_version: current.schedule_version + 1, next_sync_at: null, updated_at: now(),
+        cron_expression: req.cron_expression ?? null, cron_timezone: zone, schedule_id: newId('sched'), next_sync_at: null, updated_at: now(),
       };
       this.syncs.scheduleNext(next);
     });
@@ -95,8 +98,8 @@ export class Connectors {
     if (!source.enabled) throw new Conflict(`source '${source.source_key}' is disabled`);
     const run = await this.store.meta.transaction(() => {
       const c = this.stored(t, sourceId);
-      const active = c.running_run_id ?? c.queued_run_id;
-      if (active) return new Conflict(`a sync of source ${sourceId} is already ${c.running_run_id ? 'running' : 'queued'}: ${active}`);
+      const active = this.syncs.active(c);
+      if (active) return new Conflict(`a sync of source ${sourceId} is already ${active.status}: ${active.connector_run_id}`);
       return this.syncs.stage(c, 'manual');
     });
     if (run instanceof Error) throw run;
@@ -108,7 +111,7 @@ export class Connectors {
   async follow(t: string, sourceId: number): Promise<void> {
     await this.store.meta.transaction(() => {
       const c = this.syncs.connector(t, sourceId);
-      if (c && !c.queued_run_id) this.syncs.stage(c, 'follow');
+      if (c && !this.syncs.waiting(c)) this.syncs.stage(c, 'follow');
     });
     this.syncs.poke();
   }
@@ -155,8 +158,7 @@ export class Connectors {
   }
 }
 
-/** What a connector reads from: a directory or a URL. */
-const where = (c: Pick<StoredConnector, 'kind' | 'config'>) => (c.kind === 'directory' ? (c.config as { path: string }).path : (c.config as HttpConfig).url);
+const sameOrigin = (a: string, b: string) => new URL(a).origin === new URL(b).origin;
 
 function checkStreams(c: StoredConnector, req: ConnectionRequest): void {
   req.sync_catalog.streams.forEach((s, i) => {
@@ -172,7 +174,7 @@ function checkStreams(c: StoredConnector, req: ConnectionRequest): void {
 function blankConnector(t: string, sourceId: number, at: string): Omit<StoredConnector, 'kind' | 'config'> {
   return {
     tenant_id: t, source_id: sourceId, connection_id: null, sync_catalog: null, schedule_type: null, cron_expression: null, cron_timezone: 'UTC',
-    schedule_version: 0, next_sync_at: null, queued_run_id: null, running_run_id: null, created_at: at, updated_at: at,
+    schedule_id: '', next_sync_at: null, queued_run_id: null, running_run_id: null, created_at: at, updated_at: at,
   };
 }
 

@@ -4,6 +4,11 @@ import type { Sources } from '../sources/sources.js';
 import type { Connectors } from './connectors.js';
 import { watchDirectory } from './directory/watch.js';
 import type { Syncs } from './sync.js';
+import { reachesDown } from './directory/tail.js';
+import { streamsOf } from './stored.js';
+
+/** a burst of writes within this makes one sync */
+const FOLLOW_DEBOUNCE_MS = 50;
 
 /**
  * Under `svc serve`, each enabled directory source with `follow: true` is watched: a change queues
@@ -37,7 +42,8 @@ export class DirectoryFollowers {
       if (this.followed(t, sourceId) === null) return this.refresh(t, sourceId); // the source went or stopped following
       this.connectors.follow(t, sourceId).catch((err) => logProblem('connector_follow_failed', err, { tenant_id: t, source_id: sourceId }));
     };
-    this.watchers.set(id, { path, ...watchDirectory(path, sync) });
+    const c = this.syncs.connector(t, sourceId)!;
+    this.watchers.set(id, { path, ...watchDirectory(path, sync, { debounceMs: FOLLOW_DEBOUNCE_MS, deep: reachesDown(streamsOf(c)[0].include ?? []) }) });
     sync(); // what was written while nobody watched
   }
 

@@ -4,6 +4,8 @@ import { ConnectorCredentials, DirectoryConfig, HttpConfig, type ConnectorKind, 
 import { validate } from '../../api/validate.js';
 import { Invalid } from '../errors.js';
 
+const SECRET_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization', 'x-api-key']);
+
 interface KindSpec {
   id: number;
   name: string;
@@ -52,6 +54,11 @@ export function checkConfig(kind: ConnectorKindName, config: unknown): Directory
     const dir = checked as DirectoryConfig;
     if (!isAbsolute(dir.path)) throw atPath('connector_config', 'path', `path '${dir.path}' must be absolute`);
     dir.include ??= ['*.log'];
+  }
+  if (kind === 'http') {
+    // what proves who is asking is a credential: stored sealed, never shown, never in the config any member reads
+    const secret = Object.keys((checked as HttpConfig).headers ?? {}).find((h) => SECRET_HEADERS.has(h.toLowerCase()));
+    if (secret) throw atPath('connector_config', 'headers', `header '${secret}' is a credential: give it in connector_credentials (bearer_token or headers)`);
   }
   return checked;
 }

@@ -32,7 +32,7 @@ export function readStream(c: StoredConnector, stream: StreamPlan, checkpoint: u
 }
 
 async function* directoryPieces(config: DirectoryConfig, stream: StreamPlan, checkpoint: Checkpoints | undefined): AsyncGenerator<Piece> {
-  const include = stream.name ? [stream.name] : config.include ?? ['*.log'];
+  const include = stream.include ?? config.include ?? ['*.log'];
   const opts = { maxChunkBytes: LIMITS.connectorChunkBytes, maxFiles: LIMITS.connectorFiles, maxDecompressedBytes: MAX_OBJECT_BYTES };
   const chunks = tailDirectory(config.path, include, config.exclude ?? [], checkpoint ?? {}, opts);
   try {

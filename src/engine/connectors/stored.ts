@@ -14,8 +14,8 @@ export interface StoredConnector {
   schedule_type: 'manual' | 'cron' | null;
   cron_expression: string | null;
   cron_timezone: string;
-  /** bumped by each connection: a cron job staged for an older one does nothing */
-  schedule_version: number;
+  /** new with each connection: a cron job staged for an older schedule (or an older source of this id) does nothing */
+  schedule_id: string;
   next_sync_at: string | null;
   /** a sync waiting to run, and the one running: a manual sync is refused while either is set */
   queued_run_id: string | null;
@@ -26,10 +26,13 @@ export interface StoredConnector {
 
 export type StoredConnectorRun = ConnectorRun;
 
-/** One stream of a sync: a glob (directory) or an endpoint (HTTP), and how it is read. */
+/** One stream of a sync: an endpoint (HTTP), or a directory's files, and how it is read. */
 export interface StreamPlan {
+  /** the checkpoint's name: the endpoint, or '' for a directory (one checkpoint for all its files) */
   name: string;
   incremental: boolean;
+  /** a directory's globs */
+  include?: string[];
   cursor_field?: string;
   primary_key?: string;
 }
@@ -37,17 +40,18 @@ export interface StreamPlan {
 const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 
 /**
- * The streams a sync reads: the catalog's selected ones, or when it lists none the config's own
- * (a directory's include globs as one stream, an HTTP connector's url read incrementally when it
- * names a cursor field).
+ * The streams a sync reads. A directory's are its catalog's selected globs, else its include
+ * globs, read as one stream: a file is known by its inode whichever glob takes it in, so changing
+ * the globs never reads a file again. An HTTP connector's are the catalog's selected endpoints,
+ * else its url (incremental when it names a cursor field).
  */
 export function streamsOf(c: StoredConnector): StreamPlan[] {
-  if (c.sync_catalog?.streams.length) {
-    return c.sync_catalog.streams
-      .filter((s) => s.selected !== false)
-      .map((s) => ({ name: s.name, incremental: s.sync_mode === 'incremental', cursor_field: one(s.cursor_field), primary_key: one(s.primary_key) }));
+  const selected = (c.sync_catalog?.streams ?? []).filter((s) => s.selected !== false);
+  if (c.kind === 'directory') {
+    const include = selected.length ? selected.map((s) => s.name) : (c.config as DirectoryConfig).include ?? ['*.log'];
+    return [{ name: '', incremental: true, include }];
   }
-  if (c.kind === 'directory') return [{ name: '', incremental: true }];
+  if (selected.length) return selected.map((s) => ({ name: s.name, incremental: s.sync_mode === 'incremental', cursor_field: one(s.cursor_field), primary_key: one(s.primary_key) }));
   const cursor = (c.config as HttpConfig).cursor_field;
   return [{ name: '', incremental: cursor !== undefined, cursor_field: cursor }];
 }

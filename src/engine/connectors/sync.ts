@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { ConnectorRun } from '../../api/connectors.js';
+import type { ConnectorRun, DirectoryConfig, HttpConfig } from '../../api/connectors.js';
 import { newObjectKey } from '../blobs/objectKey.js';
 import type { BlobStore } from '../blobs/store.js';
 import type { FreeSpace } from '../diskSpace.js';
@@ -7,7 +7,9 @@ import { newId, now } from '../ids.js';
 import { parseConfig, type Ingest } from '../ingest/ingest.js';
 import { MAX_OBJECT_BYTES } from '../ingest/objectLimit.js';
 import { distinctEtag, newRun } from '../ingest/runs.js';
-import { Permanent, type JobContext, type JobQueue, type JobState } from '../jobs/queue.js';
+import { Interrupted, isTerminal, Permanent, type JobContext, type JobQueue, type JobState } from '../jobs/queue.js';
+import { DiskFull, NotFound } from '../errors.js';
+import { directoryRefusal, type DirectoryRoots } from './directory/allowed.js';
 import type { Sources } from '../sources/sources.js';
 import { newestFirst, type Store } from '../store/db.js';
 import { keys } from '../store/keys.js';
@@ -31,7 +33,11 @@ export interface SyncDeps {
   blobs: BlobStore;
   space: FreeSpace;
   box: CredentialBox;
+  /** where directory connectors may read */
+  directories: () => DirectoryRoots;
 }
+
+const ENDED = new Set(['succeeded', 'failed', 'cancelled']);
 
 /**
  * Syncs as durable jobs, one at a time per source. A sync reads each stream from its checkpoint;
@@ -46,6 +52,7 @@ export class Syncs {
       serialKey: (job) => `connector:${job.tenant_id}:${String(job.payload.source_id)}`,
       background: true,
       maxAttempts: 3,
+      onCancel: (job) => this.cancelled(job),
     });
   }
 
@@ -57,7 +64,35 @@ export class Syncs {
     return this.deps.store.meta.get(keys.connector(t, sourceId));
   }
 
-  /** Inside a transaction: a new sync and its job; `dueMs` later for a cron one. */
+  private runOf(t: string, sourceId: number, runId: string | null): ConnectorRun | undefined {
+    return runId === null ? undefined : this.deps.store.meta.get(keys.connectorRun(t, sourceId, runId));
+  }
+
+  /**
+   * The sync of the source that waits or runs, if its job is still alive: a job cancelled, failed
+   * or gone (and whatever left the connector's note behind) blocks nothing.
+   */
+  active(c: StoredConnector): ConnectorRun | undefined {
+    return this.live(c, c.running_run_id) ?? this.live(c, c.queued_run_id);
+  }
+
+  /** The sync that waits to run, if its job is alive. */
+  waiting(c: StoredConnector): ConnectorRun | undefined {
+    return this.live(c, c.queued_run_id);
+  }
+
+  private live(c: StoredConnector, runId: string | null): ConnectorRun | undefined {
+    const run = this.runOf(c.tenant_id, c.source_id, runId);
+    if (!run?.job_id || ENDED.has(run.status)) return undefined;
+    try {
+      return isTerminal(this.deps.jobs.get(c.tenant_id, run.job_id).status) ? undefined : run;
+    } catch (err) {
+      if (err instanceof NotFound) return undefined;
+      throw err;
+    }
+  }
+
+  /** Inside a transaction: a new sync and its job. */
   stage(c: StoredConnector, trigger: ConnectorRun['trigger']): ConnectorRun {
     const run = newConnectorRun(c, trigger);
     run.job_id = this.deps.jobs.stage(c.tenant_id, CONNECTOR_SYNC_JOB, { source_id: c.source_id, connector_run_id: run.connector_run_id, trigger }).job_id;
@@ -69,73 +104,101 @@ export class Syncs {
   /** Inside a transaction: the next cron sync's job, or none when the schedule never fires again. */
   scheduleNext(c: StoredConnector, afterMs = Date.now()): StoredConnector {
     const next = c.schedule_type === 'cron' && c.cron_expression ? nextRunAfter(c.cron_expression, c.cron_timezone, afterMs) : null;
-    if (next !== null) this.deps.jobs.stage(c.tenant_id, CONNECTOR_SYNC_JOB, { source_id: c.source_id, trigger: 'cron', version: c.schedule_version }, next);
+    if (next !== null) this.deps.jobs.stage(c.tenant_id, CONNECTOR_SYNC_JOB, { source_id: c.source_id, trigger: 'cron', schedule: c.schedule_id }, next);
     const updated = { ...c, next_sync_at: next === null ? null : new Date(next).toISOString() };
     this.deps.store.meta.put(keys.connector(c.tenant_id, c.source_id), updated);
     return updated;
+  }
+
+  /** The sync a job runs: a cron job's is named after the job, so that a retry finds the one its first attempt began. */
+  private runIdOf(job: JobState): string {
+    return job.payload.trigger === 'cron' ? `crun_${job.job_id.replace(/^job_/, '')}` : String(job.payload.connector_run_id);
+  }
+
+  /** In the transaction that cancels a job before it ran: its sync is cancelled and blocks nothing. */
+  private cancelled(job: JobState): void {
+    const t = job.tenant_id;
+    const sourceId = Number(job.payload.source_id);
+    const run = this.runOf(t, sourceId, this.runIdOf(job));
+    if (run && !ENDED.has(run.status)) this.deps.store.meta.put(keys.connectorRun(t, sourceId, run.connector_run_id), { ...run, status: 'cancelled', completed_at: now() });
   }
 
   private async run(job: JobState, ctx: JobContext): Promise<Record<string, unknown>> {
     const { store } = this.deps;
     const t = job.tenant_id;
     const sourceId = Number(job.payload.source_id);
+    const runId = this.runIdOf(job);
     const started = await store.meta.transaction(() => {
       let c = this.connector(t, sourceId);
       if (!c) return null;
-      let run: ConnectorRun | undefined;
-      if (job.payload.trigger === 'cron') {
-        if (job.payload.version !== c.schedule_version) return null; // a schedule since replaced
-        // the job's own id names its sync: a retry finds the sync its first attempt began, and stages no second next one
-        const runId = `crun_${job.job_id.replace(/^job_/, '')}`;
-        run = store.meta.get(keys.connectorRun(t, sourceId, runId));
-        if (!run) {
-          c = this.scheduleNext(c);
-          run = { ...newConnectorRun(c, 'cron', job.job_id), connector_run_id: runId };
-        }
-      } else {
-        run = store.meta.get(keys.connectorRun(t, sourceId, String(job.payload.connector_run_id)));
-        if (!run) return null;
+      let run = this.runOf(t, sourceId, runId);
+      if (job.payload.trigger === 'cron' && !run) {
+        if (job.payload.schedule !== c.schedule_id) return null; // a schedule since replaced
+        c = this.scheduleNext(c);
+        run = { ...newConnectorRun(c, 'cron', job.job_id), connector_run_id: runId };
       }
-      Object.assign(run, { status: 'running', started_at: run.started_at ?? now(), error_message: null });
-      store.meta.put(keys.connectorRun(t, sourceId, run.connector_run_id), run);
-      store.meta.put(keys.connector(t, sourceId), { ...c, running_run_id: run.connector_run_id, queued_run_id: c.queued_run_id === run.connector_run_id ? null : c.queued_run_id });
+      if (!run || ENDED.has(run.status)) return null;
+      run = { ...run, status: 'running', started_at: run.started_at ?? now(), error_message: null };
+      store.meta.put(keys.connectorRun(t, sourceId, runId), run);
+      store.meta.put(keys.connector(t, sourceId), { ...c, running_run_id: runId, queued_run_id: c.queued_run_id === runId ? null : c.queued_run_id });
       this.prune(t, sourceId);
       return { c, run };
     });
     if (!started) return { skipped: true };
-    const { c, run } = started;
+    const { c } = started;
+    let run = started.run;
     try {
       const source = this.deps.sources.get(t, sourceId);
+      if (source.source_type !== 'connector') throw new Permanent(`source ${sourceId} is no longer a connector source`);
       if (!source.enabled) throw new Permanent(`source '${source.source_key}' is disabled`);
+      if (c.kind === 'directory') {
+        const refused = directoryRefusal((c.config as DirectoryConfig).path, this.deps.directories());
+        if (refused) throw new Permanent(refused);
+      }
       const credentials = this.deps.box.open(c.credentials);
       for (const stream of streamsOf(c)) {
         const checkpoint = store.meta.get(keys.connectorCheckpoint(t, sourceId, stream.name));
         for await (const piece of readStream(c, stream, checkpoint, credentials, ctx)) {
           if (ctx.cancelled()) break;
-          await this.commit(c, run, piece);
+          if (this.deps.jobs.stopping) throw new Interrupted('svc is stopping: the sync goes on at the next start');
+          run = await this.commit(c, run, piece);
         }
       }
       await this.finish(t, run, ctx.cancelled() ? 'cancelled' : 'succeeded', null);
       return { connector_run_id: run.connector_run_id, objects: run.objects, bytes: run.bytes };
     } catch (err) {
-      const final = err instanceof Permanent || job.attempts >= job.max_attempts;
-      await this.finish(t, run, final ? 'failed' : 'queued', (err as Error).message).catch(() => {});
-      throw err instanceof Permanent || !final ? err : new Permanent((err as Error).message);
+      // a cancel ends the sync; a full disk or a stop waits for the job's next attempt, as does any failure with attempts left
+      const waits = err instanceof DiskFull || err instanceof Interrupted;
+      const final = !waits && (ctx.cancelled() || err instanceof Permanent || job.attempts >= job.max_attempts);
+      const status = ctx.cancelled() ? 'cancelled' : final ? 'failed' : 'queued';
+      await this.finish(t, run, status, (err as Error).message).catch(() => {}); // unrecorded, the sync's job still says how it ended
+      throw final && !(err instanceof Permanent) && !ctx.cancelled() ? new Permanent((err as Error).message) : err;
     }
   }
 
-  /** Stores a piece as an object, and in one transaction its run, the run's job and the checkpoint past it. */
-  private async commit(c: StoredConnector, run: ConnectorRun, piece: Piece): Promise<void> {
+  /**
+   * Stores a piece as an object, and in one transaction its run, the run's job and the checkpoint
+   * past it; returns the sync as it then stands.
+   */
+  private async commit(c: StoredConnector, run: ConnectorRun, piece: Piece): Promise<ConnectorRun> {
     const { store, blobs, ingest, sources, jobs, space } = this.deps;
     const t = c.tenant_id;
-    run.problems.push(...piece.problems.slice(0, PROBLEMS_KEPT - run.problems.length));
+    const next: ConnectorRun = { ...run, problems: [...run.problems, ...piece.problems].slice(0, PROBLEMS_KEPT) };
     const checkpointKey = keys.connectorCheckpoint(t, c.source_id, piece.stream);
+    // a sync reads what its connector said when it began: a PUT since (another directory or URL) stops it, before anything is written
+    const unchanged = () => {
+      const now = this.connector(t, c.source_id);
+      return now !== undefined && now.kind === c.kind && readsFrom(now) === readsFrom(c);
+    };
     if (piece.bytes.length === 0) {
-      await store.meta.transaction(() => {
+      const stored = await store.meta.transaction(() => {
+        if (!unchanged()) return false;
         store.meta.put(checkpointKey, piece.checkpoint);
-        store.meta.put(keys.connectorRun(t, c.source_id, run.connector_run_id), run);
+        store.meta.put(keys.connectorRun(t, c.source_id, run.connector_run_id), next);
+        return true;
       });
-      return;
+      if (!stored) throw new Permanent(`source ${c.source_id}'s connector changed during the sync`);
+      return next;
     }
     space.check('connector sync');
     const source = sources.get(t, c.source_id);
@@ -147,21 +210,22 @@ export class Syncs {
       input_kind: 'connector', ...parseConfig(source, key, piece.requested), requested: piece.requested,
     });
     ingestRun.connector_run_id = run.connector_run_id;
+    next.objects++;
+    next.bytes += piece.bytes.length;
+    if (next.ingest_run_ids.length < RUN_IDS_KEPT) next.ingest_run_ids = [...next.ingest_run_ids, ingestRun.ingest_run_id];
     const stored = await store.meta.transaction(() => {
-      if (!this.connector(t, c.source_id)) return false;
+      if (!unchanged()) return false;
       ingest.stage(ingestRun);
       store.meta.put(checkpointKey, piece.checkpoint);
-      run.objects++;
-      run.bytes += piece.bytes.length;
-      if (run.ingest_run_ids.length < RUN_IDS_KEPT) run.ingest_run_ids.push(ingestRun.ingest_run_id);
-      store.meta.put(keys.connectorRun(t, c.source_id, run.connector_run_id), run);
+      store.meta.put(keys.connectorRun(t, c.source_id, run.connector_run_id), next);
       return true;
     });
     if (!stored) {
       blobs.remove(t, source.bucket, key);
-      throw new Permanent(`source ${c.source_id} is no longer a connector source`);
+      throw new Permanent(`source ${c.source_id}'s connector changed during the sync`);
     }
     jobs.poke();
+    return next;
   }
 
   private async finish(t: string, run: ConnectorRun, status: ConnectorRun['status'], error: string | null): Promise<void> {
@@ -169,21 +233,25 @@ export class Syncs {
     await store.meta.transaction(() => {
       const c = this.connector(t, run.source_id);
       if (!c) return;
-      Object.assign(run, { status, error_message: error, completed_at: status === 'queued' ? null : now() });
-      store.meta.put(keys.connectorRun(t, run.source_id, run.connector_run_id), run);
+      store.meta.put(keys.connectorRun(t, run.source_id, run.connector_run_id), { ...run, status, error_message: error, completed_at: status === 'queued' ? null : now() });
       const requeued = status === 'queued' ? run.connector_run_id : c.queued_run_id;
       store.meta.put(keys.connector(t, run.source_id), { ...c, running_run_id: null, queued_run_id: requeued });
     });
   }
 
-  /** Inside a transaction: a source keeps its latest RUNS_KEPT syncs. */
+  /** Inside a transaction: a source keeps its latest RUNS_KEPT syncs, and any that has not ended. */
   private prune(t: string, sourceId: number): void {
     const prefix = keys.connectorRun(t, sourceId);
     const { next } = newestFirst<ConnectorRun>(this.deps.store.meta, prefix, undefined, RUNS_KEPT);
     if (next === null) return;
-    for (const { key } of this.deps.store.meta.getRange({ start: prefix, end: [...prefix, next] })) this.deps.store.meta.remove(key);
+    for (const { key, value } of this.deps.store.meta.getRange({ start: prefix, end: [...prefix, next] })) {
+      if (ENDED.has((value as ConnectorRun).status)) this.deps.store.meta.remove(key);
+    }
   }
 }
+
+/** What a connector reads from: a directory or a URL. */
+export const readsFrom = (c: Pick<StoredConnector, 'kind' | 'config'>) => (c.kind === 'directory' ? (c.config as DirectoryConfig).path : (c.config as HttpConfig).url);
 
 function newConnectorRun(c: StoredConnector, trigger: ConnectorRun['trigger'], jobId = ''): ConnectorRun {
   return {

@@ -93,6 +93,7 @@ export class Sources {
       };
       this.store.meta.put(keys.source(t, sourceId), source);
       this.store.meta.put(keys.sourceKey(t, source.source_key), sourceId);
+      if (source.source_type !== 'connector') this.dropConnector(t, sourceId); // a source that stops being one no longer syncs
       also?.();
       return source;
     });
@@ -152,7 +153,11 @@ export class Sources {
     this.tokens.remove(source.ingest_token_id);
     this.store.meta.remove(keys.source(tenantId, sourceId));
     this.store.meta.remove(keys.sourceKey(tenantId, source.source_key));
-    // a connector source's own keys go with it: a sync staged for it finds nothing and does nothing
+    this.dropConnector(tenantId, sourceId);
+  }
+
+  /** Inside a write transaction: a connector source's own keys; a sync staged for it then finds nothing and does nothing. */
+  private dropConnector(tenantId: string, sourceId: number): void {
     this.store.meta.remove(keys.connector(tenantId, sourceId));
     removePrefix(this.store.meta, keys.connectorCheckpoint(tenantId, sourceId));
     removePrefix(this.store.meta, keys.connectorRun(tenantId, sourceId));

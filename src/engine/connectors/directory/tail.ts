@@ -3,6 +3,7 @@ import { lstat, open, readdir, type FileHandle } from 'node:fs/promises';
 // @ts-expect-error picomatch ships no types
 import picomatchUntyped from 'picomatch';
 import { join } from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { inflated, isGzip, ObjectRefused } from '../../ingest/inflate.js';
 
 /**
@@ -80,8 +81,14 @@ interface Found {
 const keyOf = (f: { dev: number; ino: number }) => `${f.dev}:${f.ino}`;
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
-/** The regular files under root, in path order; symlinks are not followed. */
-async function walk(root: string, problems: TailProblem[]): Promise<{ files: Found[]; complete: boolean }> {
+/**
+ * Whether globs can take in files below the root's top level: only then does a look at the
+ * directory go into its subdirectories (a file rotated into one is then not followed there).
+ */
+export const reachesDown = (globs: string[]) => globs.some((g) => g.includes('/'));
+
+/** The regular files under root (its top level only, unless `deep`), in path order; symlinks are not followed. */
+async function walk(root: string, problems: TailProblem[], deep: boolean): Promise<{ files: Found[]; complete: boolean }> {
   const files: Found[] = [];
   const dirs = [''];
   let entries = 0;
@@ -102,8 +109,9 @@ async function walk(root: string, problems: TailProblem[]): Promise<{ files: Fou
         return { files: sorted(files), complete: false };
       }
       const path = dir === '' ? entry.name : `${dir}/${entry.name}`;
-      if (entry.isDirectory()) dirs.push(path);
-      else if (entry.isFile()) {
+      if (entry.isDirectory()) {
+        if (deep) dirs.push(path);
+      } else if (entry.isFile()) {
         const st = await lstat(join(root, path)).catch(() => undefined); // gone since it was listed
         if (st?.isFile()) files.push({ path, dev: st.dev, ino: st.ino });
       }
@@ -141,7 +149,7 @@ export async function* tailDirectory(root: string, include: string[], exclude: s
   const excluded = picomatch(exclude);
   const wanted = (path: string) => included(path) && !excluded(path);
   const problems: TailProblem[] = [];
-  const { files, complete } = await walk(root, problems);
+  const { files, complete } = await walk(root, problems, reachesDown(include));
   // entries are replaced, never changed in place: a map handed out with a chunk stays as it was
   const state: Checkpoints = { ...checkpoints };
 
@@ -162,7 +170,8 @@ export async function* tailDirectory(root: string, include: string[], exclude: s
     }
   }
   let room = opts.maxFiles - (Object.keys(state).length - leaving);
-  for (const file of files) {
+  for (const [i, file] of files.entries()) {
+    if (i % 1000 === 999) await nextTurn(); // globs over a large tree: other requests go between
     if (room <= 0) break;
     if (checkpoints[keyOf(file)] || !wanted(file.path)) continue;
     tasks.push({ file, rotated: false, keep: true, order: file.path });

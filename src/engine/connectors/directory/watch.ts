@@ -7,11 +7,14 @@ import { LIMITS } from '../../../api/limits.js';
 const POLL_ENTRIES = LIMITS.connectorFiles;
 
 /**
- * Calls `onChange` (debounced, at most once per `debounceMs`) when something under root may have changed: fs.watch where it works, and a poll of sizes/mtimes every `pollMs` as a fallback (events are lost on some file systems).
+ * Calls `onChange` (debounced, at most once per `debounceMs`) when something under root may have
+ * changed: fs.watch of the root itself (a recursive watch walks the whole tree synchronously as it
+ * starts), and a poll of sizes and mtimes of the tree every `pollMs` for the rest (subdirectories,
+ * and file systems that lose events).
  * Errors of fs.watch (no inotify watches left, the directory removed) only end the watching by
  * events: the poll goes on. `onChange` runs from a timer, so it must not throw.
  */
-export function watchDirectory(root: string, onChange: () => void, opts: { pollMs?: number; debounceMs?: number } = {}): { close(): void } {
+export function watchDirectory(root: string, onChange: () => void, opts: { pollMs?: number; debounceMs?: number; deep?: boolean } = {}): { close(): void } {
   const pollMs = opts.pollMs ?? 2000;
   const debounceMs = opts.debounceMs ?? 200;
   let closed = false;
@@ -32,16 +35,16 @@ export function watchDirectory(root: string, onChange: () => void, opts: { pollM
     watcher = undefined;
   };
   try {
-    watcher = watch(root, { recursive: true, persistent: true }, changed);
+    watcher = watch(root, { persistent: true }, changed);
     watcher.on('error', stopWatching);
   } catch {
-    watcher = undefined; // recursive watching unsupported, or the directory gone: polling alone
+    watcher = undefined; // the directory gone, or no inotify watches left: polling alone
   }
 
   // the next poll is scheduled once this one ends, so two never run at once
   let last: string | undefined;
   const poll = async () => {
-    const now = await snapshot(root);
+    const now = await snapshot(root, opts.deep ?? true);
     if (closed) return;
     if (last !== undefined && now !== last) changed();
     last = now;
@@ -60,7 +63,7 @@ export function watchDirectory(root: string, onChange: () => void, opts: { pollM
 }
 
 /** What the tree under root looks like, as a string that changes when a file is added, removed, resized or written. */
-async function snapshot(root: string): Promise<string> {
+async function snapshot(root: string, deep: boolean): Promise<string> {
   const parts: string[] = [];
   const dirs = [''];
   let seen = 0;
@@ -70,8 +73,9 @@ async function snapshot(root: string): Promise<string> {
     for (const entry of entries.slice(0, POLL_ENTRIES - seen)) {
       seen++;
       const path = dir === '' ? entry.name : `${dir}/${entry.name}`;
-      if (entry.isDirectory()) dirs.push(path);
-      else if (entry.isFile()) {
+      if (entry.isDirectory()) {
+        if (deep) dirs.push(path);
+      } else if (entry.isFile()) {
         const st = await lstat(join(root, path)).catch(() => undefined);
         parts.push(st ? `${path}\0${st.ino}\0${st.size}\0${st.mtimeMs}` : `${path}\0gone`);
       }

@@ -7,8 +7,9 @@ export interface FetchRequest {
   url: string;
   /** sent on every hop of a redirect */
   headers: Record<string, string>;
-  /** sent only while the URL stays on the first request's origin: a redirect elsewhere must not carry secrets */
+  /** sent only to this origin (the connector's own URL's): a redirect or a next link elsewhere must not carry secrets */
   secretHeaders: Record<string, string>;
+  credentialOrigin: string;
   ifNoneMatch?: string;
   timeoutMs: number;
   maxPageBytes: number;
@@ -62,7 +63,7 @@ async function pause(ms: number, signal: AbortSignal | undefined): Promise<void>
 async function attempt(req: FetchRequest): Promise<FetchedPage | Failure> {
   const timeout = AbortSignal.timeout(req.timeoutMs);
   const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
-  const origin = new URL(req.url).origin;
+  const origin = req.credentialOrigin;
   let url = req.url;
   try {
     for (let hop = 0; ; hop++) {

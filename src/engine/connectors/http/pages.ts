@@ -89,6 +89,7 @@ export async function* httpPages(
       url,
       headers,
       secretHeaders,
+      credentialOrigin: new URL(config.url).origin,
       ifNoneMatch: n === 0 ? (state.etag ?? undefined) : undefined,
       timeoutMs: config.timeout_ms ?? DEFAULT_TIMEOUT_MS,
       maxPageBytes: opts.maxPageBytes,
