@@ -126,3 +126,5 @@ export const LIMITS = {
   connectorChunkBytes: 16 * 2 ** 20,
 } as const;
 
+/** part numbers of one multipart upload run from 1 to this (the spec's bound) */
+export const PART_NUMBER_MAX = 10_000;

@@ -1,12 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { DateTime, FieldPath, Id, Literals, Nullable } from './common.js';
 import { IngestFormat } from './ingest.js';
-import { LIMITS } from './limits.js';
+import { LIMITS, PART_NUMBER_MAX } from './limits.js';
 import { SourceKeyPath } from './sources.js';
 
 const SessionId = Id;
 /** Part numbers are 1 to 10000, as in the S3 multipart API the clients already know. */
-export const PART_NUMBER_MAX = 10_000;
+export { PART_NUMBER_MAX };
 const PartNumber = Type.Integer({ minimum: 1, maximum: PART_NUMBER_MAX });
 
 export const UploadSourcePath = SourceKeyPath;

@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { mintLocalSession } from '../engine/auth/localSession.js';
 import { configFromEnv, mapSizeFromEnv } from '../engine/config.js';
 import { Invalid, NotFound, Unauthenticated } from '../engine/errors.js';
 import { defaultDataDir } from './paths.js';
@@ -55,7 +54,7 @@ export async function connect(g: GlobalOptions): Promise<Service> {
   const dataDir = dataDirOf(g);
   const server = liveServer(dataDir);
   if (server) {
-    const session = await mintLocalSession(dataDir, { tenant }, DELEGATED_SESSION_TTL, { mapSize: mapSizeFromEnv() });
+    const session = await (await import('../engine/auth/localSession.js')).mintLocalSession(dataDir, { tenant }, DELEGATED_SESSION_TTL, { mapSize: mapSizeFromEnv() });
     return remoteService({ url: server.url, token: session.token, tenant: session.tenant_id });
   }
   if (!existsSync(layout.meta(dataDir))) throw new NotFound(`no data dir at ${dataDir}: run \`svc init\` first`);

@@ -1,25 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
-import { datasetsCommand } from './commands/datasets.js';
-import { deleteCommand } from './commands/delete.js';
-import { exportsCommand } from './commands/exports.js';
-import { fieldsCommand } from './commands/fields.js';
-import { ingestCommand } from './commands/ingest.js';
-import { initCommand, tokenCommand } from './commands/init.js';
-import { jobsCommand } from './commands/jobs.js';
-import { keysCommand } from './commands/keys.js';
-import { membersCommand, whoamiCommand } from './commands/members.js';
-import { tenantsCommand } from './commands/tenants.js';
-import { loginCommand, logoutCommand } from './commands/login.js';
-import { reindexCommand } from './commands/reindex.js';
-import { runsCommand } from './commands/runs.js';
-import { searchCommand } from './commands/search.js';
-import { serveCommand } from './commands/serve.js';
-import { sourcesCommand } from './commands/sources.js';
-import { sqlCommand } from './commands/sql.js';
-import { viewsCommand } from './commands/views.js';
-import { endpointsCommand } from './commands/endpoints.js';
-import { detectionsCommand } from './commands/detections.js';
-import { connectorsCommand } from './commands/connectors.js';
+import { addersFor } from './commandTable.js';
 import { EXIT, exitCodeOf } from './context.js';
 import { OUTPUT_FORMATS } from './output.js';
 import { watchStdout } from './stdout.js';
@@ -41,7 +21,7 @@ const program = new Command('svc')
   .configureOutput({ outputError: (str, write) => write(`svc: ${str.replace(/^error: /, '').trim()} (see svc --help)\n`) })
   .exitOverride();
 
-for (const add of [initCommand, tokenCommand, serveCommand, datasetsCommand, sourcesCommand, deleteCommand, ingestCommand, searchCommand, sqlCommand, viewsCommand, detectionsCommand, endpointsCommand, connectorsCommand, exportsCommand, fieldsCommand, reindexCommand, runsCommand, jobsCommand, keysCommand, tenantsCommand, membersCommand, whoamiCommand, loginCommand, logoutCommand]) add(program);
+for (const add of await addersFor(process.argv.slice(2))) add(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,4 +1,4 @@
-import { PART_NUMBER_MAX } from '../../api/uploads.js';
+import { PART_NUMBER_MAX } from '../../api/limits.js';
 import { MAX_OBJECT_BYTES } from '../ingest/objectLimit.js';
 
 /**
