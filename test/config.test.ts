@@ -13,6 +13,7 @@ const DEFAULTS = {
   uploads: { partBytes: 64 * 2 ** 20, partNumbers: 10_000, objectBytes: 10 * 2 ** 30, sessionSeconds: 24 * 3600, sweepSeconds: 600, urlSeconds: 3600 },
   ingest: { maxDecompressedBytes: 10 * 2 ** 30 },
   semantic: { embedder: { provider: 'builtin' }, embeddingsFile: DEFAULT_EMBEDDINGS_FILE, retryBaseMs: 2000 },
+  connectors: { directoryRoots: [] },
   crashAt: null,
 };
 
@@ -49,6 +50,7 @@ describe('the engine configuration from the environment', () => {
       SVC_EMBEDDINGS_FILE: '/tmp/words.bin',
       SVC_EMBED_RETRY_MS: '0',
       SVC_CRASH_AT: 'reindex:promote',
+      SVC_CONNECTOR_DIRECTORY_ROOTS: '/var/log:/srv/logs',
     });
     expect(config).toEqual({
       store: { mapSize: 64 * 2 ** 30 },
@@ -59,6 +61,7 @@ describe('the engine configuration from the environment', () => {
       uploads: { ...DEFAULTS.uploads, partBytes: 1024, sessionSeconds: 2, sweepSeconds: 1 },
       ingest: { maxDecompressedBytes: 4096 },
       semantic: { embedder: { provider: 'openai', url: 'http://x', model: 'm', api_key: 'k' }, embeddingsFile: '/tmp/words.bin', retryBaseMs: 0 },
+      connectors: { directoryRoots: ['/var/log', '/srv/logs'] },
       crashAt: 'reindex:promote',
     });
   });
