@@ -1,7 +1,8 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATA, init, svc, tempDir } from './helpers/cli.js';
+import { DATA, init, SVC, svc, tempDir } from './helpers/cli.js';
 
 const SYSTEMS = ['HDFS', 'Apache', 'OpenSSH', 'Linux', 'BGL', 'OpenStack'];
 const logLines = (system: string) => readFileSync(join(DATA, 'loghub', system, `${system}_2k.log`), 'utf8').split('\r\n').filter((l) => l !== '');
@@ -89,6 +90,36 @@ describe('svc on a local data dir', () => {
     const r = svc(['ingest', 'logs', file, '--wait'], { dataDir });
     expect(r.status).toBe(5);
     expect(r.stderr.trim()).toMatch(/^svc: ingest run run_\S+ failed: empty_object/);
+  });
+
+  it('fails a local run with exit 5 without --wait too: this process carried it out', () => {
+    const file = join(dir.path, 'empty-again.log');
+    writeFileSync(file, '');
+    expect(svc(['datasets', 'create', 'failing', '--no-semantic'], { dataDir }).status).toBe(0);
+    const r = svc(['ingest', 'failing', file], { dataDir });
+    expect(r.status).toBe(5);
+    expect(r.stderr.trim()).toMatch(/^svc: ingest run run_\S+ failed: empty_object/);
+  });
+
+  it('refuses a stdin that is neither a pipe nor a file (/dev/null), and sends nothing', () => {
+    const before = svc(['runs', 'list', '--output', 'json'], { dataDir }).json().length;
+    const devnull = openSync('/dev/null', 'r');
+    try {
+      const r = spawnSync(process.execPath, [SVC, 'ingest', 'logs', '-'], { stdio: [devnull, 'pipe', 'pipe'], env: { ...process.env, SVC_DATA_DIR: dataDir, SVC_URL: '' }, encoding: 'utf8' });
+      expect(r.status).toBe(2);
+      expect(r.stderr).toMatch(/stdin is not a pipe or a file/);
+    } finally {
+      closeSync(devnull);
+    }
+    expect(svc(['runs', 'list', '--output', 'json'], { dataDir }).json().length).toBe(before);
+  });
+
+  it('ends an ingest on a terminal with one summary line', () => {
+    const cmd = `${process.execPath} ${SVC} ingest logs ${join(DATA, 'loghub/HDFS/HDFS_2k.log')} --format text --output json > /dev/null`;
+    const r = spawnSync('script', ['-qec', cmd, '/dev/null'], { env: { ...process.env, SVC_DATA_DIR: dataDir, SVC_URL: '' }, encoding: 'utf8' });
+    expect(r.status, r.stdout).toBe(0);
+    const last = r.stdout.replace(/\r/g, '\n').split('\n').map((l) => l.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').trim()).filter(Boolean).pop();
+    expect(last).toMatch(/^2,000 records \(0 malformed, (0|2,000) duplicates\) into logs in \d+\.\d s — text ready/);
   });
 
   it('maps bad input to exit codes: 3 not found, 2 usage', () => {

@@ -70,9 +70,14 @@ export function localService(engine: Engine, caller: Caller): Service {
     rotateIngestToken: (id) => engine.sources.rotateIngestToken(caller, id),
     revokeIngestToken: (id) => engine.sources.revokeIngestToken(caller, id),
     // the run is carried out by this process before it exits, --wait or not: say how it ended
-    ingest: async (input, { dataset_id, source_key, ...options }) => {
+    ingest: async (input, { dataset_id, source_key, ...options }, onProgress) => {
       const run = await engine.ingest.submit(caller, input, { ...validate(IngestOptions, strip(options), 'query'), dataset_id, source_key });
-      return engine.ingest.wait(caller, run.ingest_run_id);
+      const timer = onProgress && setInterval(() => onProgress(engine.ingest.get(caller, run.ingest_run_id)), PROGRESS_INTERVAL_MS);
+      try {
+        return await engine.ingest.wait(caller, run.ingest_run_id);
+      } finally {
+        clearInterval(timer);
+      }
     },
     getRun: async (id) => engine.ingest.get(caller, id),
     listRuns: async (query) => engine.ingest.list(caller, validate(RunListQuery, strip(query), 'query')),

@@ -57,7 +57,8 @@ export interface Service {
   rotateIngestToken(sourceId: number): Promise<IngestTokenMinted>;
   revokeIngestToken(sourceId: number): Promise<Source>;
   /** the run as accepted (remote), or as it ended (local: this process carries it out) */
-  ingest(input: AsyncIterable<Buffer>, target: IngestTarget): Promise<IngestRun>;
+  /** the run as accepted (remote), or as it ended (local: this process carries it out, telling `onProgress` on the way) */
+  ingest(input: AsyncIterable<Buffer>, target: IngestTarget, onProgress?: (run: IngestRun) => void): Promise<IngestRun>;
   getRun(runId: string): Promise<IngestRun>;
   listRuns(query: RunListQuery): Promise<IngestRun[]>;
   /** Resolves when the run is ready or failed; `onProgress` sees it on the way. */

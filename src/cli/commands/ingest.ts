@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { createReadStream, statSync } from 'node:fs';
+import { createReadStream, fstatSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { NotFound } from '../../engine/errors.js';
 import { INGEST_FORMATS, type IngestFormat } from '../../engine/records.js';
@@ -7,7 +7,8 @@ import { EXIT, Exit, withService } from '../context.js';
 import { followFile } from '../follow.js';
 import { ingestFiles, type IngestSummary } from '../ingestFiles.js';
 import { expandPaths, namesMany } from '../inputs.js';
-import { counted, progressBar, statusLine } from '../progress.js';
+import { ingestFeedback } from '../ingestFeedback.js';
+import { counted, statusLine } from '../progress.js';
 
 interface IngestFlags {
   format?: IngestFormat;
@@ -23,6 +24,9 @@ interface IngestFlags {
 function openInput(file: string | undefined): { input: AsyncIterable<Buffer>; filename?: string; path?: string; size: number } {
   if (file === undefined || file === '-') {
     if (file === undefined && process.stdin.isTTY) throw new Exit(EXIT.usage, 'no input: name a FILE, or pipe data in with `-`');
+    // a terminal or /dev/null is no input: ingesting it would make a run of nothing
+    const stdin = fstatSync(0);
+    if (!stdin.isFIFO() && !stdin.isFile() && !stdin.isSocket()) throw new Exit(EXIT.usage, 'no input: stdin is not a pipe or a file; name a FILE, or pipe data in');
     return { input: process.stdin, size: 0 };
   }
   let stat;
@@ -50,7 +54,7 @@ export function ingestCommand(program: Command): void {
     )
     .addOption(new Option('--format <format>', 'input format (default: from the file name, a .gz suffix aside, else the source\'s)').choices(INGEST_FORMATS))
     .option('--source <key>', "source to ingest through (default: the dataset's own)")
-    .option('--wait', 'wait until the run is ready (exit 5 if it fails); several files are always waited for')
+    .option('--wait', 'remote mode: wait until the run is ready (a local run is always carried out before svc exits); exit 5 if it fails. Several files are always waited for')
     .option('--id-field <field>', 'field holding the record id')
     .option('--title-field <field>', 'field holding the title')
     .option('--body-field <field>', 'field holding the body text')
@@ -78,16 +82,17 @@ export function ingestCommand(program: Command): void {
         }
         if (single) {
           const { input, filename, path, size } = openInput(paths[0]);
-          const bar = progressBar(size);
+          const feedback = ingestFeedback(size);
           try {
             const target = { ...options, filename, path, size: path === undefined ? undefined : size };
-            let run = await service.ingest(counted(input, bar.bytes), target);
-            if (o.wait) run = await service.waitRun(run.ingest_run_id, (r) => bar.records(r.documents.parsed));
-            bar.stop();
+            let run = await service.ingest(counted(input, feedback.bytes), target, feedback.records);
+            if (o.wait) run = await service.waitRun(run.ingest_run_id, feedback.records);
+            feedback.done(run);
             await emit(run);
-            if (o.wait && run.status === 'failed') throw new Exit(EXIT.runFailed, `ingest run ${run.ingest_run_id} failed: ${run.error_code}: ${run.error_message}`);
+            // a run this process carried out, or waited for, says how it ended: a failure is an exit code with or without --wait
+            if (run.status === 'failed') throw new Exit(EXIT.runFailed, `ingest run ${run.ingest_run_id} failed: ${run.error_code}: ${run.error_message}`);
           } finally {
-            bar.stop();
+            feedback.stop();
           }
           return;
         }
