@@ -10,6 +10,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, s
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
+import { binaryInputs, STAMP } from './binary-inputs.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = join(ROOT, 'dist');
@@ -149,6 +150,8 @@ async function bundle(entry, outfile, role, manifest) {
 
 mkdirSync(OUT, { recursive: true });
 mkdirSync(dirname(BINARY), { recursive: true });
+rmSync(join(ROOT, STAMP), { force: true });
+const inputs = binaryInputs(ROOT);
 const workerFile = join(OUT, 'text-worker.cjs');
 const workerNeeds = await bundle('engine/text/textWorker.js', workerFile, 'worker');
 
@@ -178,6 +181,7 @@ chmodSync(BINARY, 0o755);
 if (spawnSync('strip', ['--version'], { stdio: 'ignore' }).status === 0) run('strip', [BINARY]);
 run(process.execPath, [join(from('postject'), 'dist', 'cli.js'), BINARY, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', FUSE]);
 rmSync(blob, { force: true });
+writeFileSync(join(ROOT, STAMP), `${inputs}\n`);
 
 const mb = (n) => `${(n / 2 ** 20).toFixed(1)} MB`;
 console.error(`svc: ${relative(ROOT, BINARY)} ${mb(statSync(BINARY).size)} (bundle ${mb(statSync(main).size)}, ${Object.keys(files).length} assets ${mb(Object.values(assets).reduce((n, a) => n + a.size, 0))}, build ${build}) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
