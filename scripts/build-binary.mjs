@@ -100,10 +100,11 @@ const topLevelAwait = {
   name: 'svc-top-level-await',
   setup(build) {
     build.onLoad({ filter: /[\\/]dist[\\/]cli[\\/]main\.js$/ }, ({ path }) => {
-      const lines = readFileSync(path, 'utf8').split('\n');
-      const body = lines.findIndex((l) => l.trim() !== '' && !/^import .* from '[^']+';$|^import '[^']+';$/.test(l));
-      if (body < 0 || lines.slice(body).some((l) => /^import /.test(l))) fail('dist/cli/main.js: imports not recognised');
-      return { contents: [...lines.slice(0, body), '(async () => {', ...lines.slice(body), '})();'].join('\n'), loader: 'js' };
+      const source = readFileSync(path, 'utf8');
+      const imports = /^(?:\s*import\s+(?:[^'";]*?\sfrom\s*)?(['"])[^'"]+\1;?)*/.exec(source)[0];
+      const body = source.slice(imports.length);
+      if (/^\s*import[\s{*]/m.test(body)) fail('dist/cli/main.js: an import after its statements begin');
+      return { contents: `${imports}\n(async () => {\n${body}\n})();\n`, loader: 'js' };
     });
     // usearch looks for its build directory before it asks node-gyp-build for the addon
     build.onLoad({ filter: /[\\/]usearch[\\/]javascript[\\/]dist[\\/](cjs|esm)[\\/]usearch\.js$/ }, ({ path }) => {

@@ -3,7 +3,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSyn
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { binaryInputs, STAMP } from '../scripts/binary-inputs.mjs';
-import { DATA, ROOT, served, tempDir, type Server } from './helpers/cli.js';
+import { DATA, ROOT, SVC, served, tempDir, type Server } from './helpers/cli.js';
 
 const BINARY = join(ROOT, 'dist/bin/svc');
 const HDFS = join(DATA, 'loghub/HDFS/HDFS_2k.log');
@@ -127,12 +127,30 @@ describe('the single executable, copied away from the project', () => {
     expect(body.records[0].body).toMatch(/PacketResponder/);
     const anonymous = await fetch(`${server.url}/v1/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(anonymous.status).toBe(401);
-    await server.stop();
   }, 60_000);
 
-  it('unpacks nothing on a second run', () => {
+  it('keeps a login in the same store as the CLI under node: the OS keyring, through the addon it carries, when there is one', () => {
+    const where = (cmd: string, pre: string[], profile: string) => {
+      const config = join(dir.path, `config-${profile}`);
+      const withKeyring = { ...env, SVC_KEYRING: '', XDG_CONFIG_HOME: config };
+      const login = spawnSync(cmd, [...pre, 'login', '--profile', profile, '--url', server!.url, '--token', token, '--tenant', tenant, '--output', 'json'], { cwd: dir.path, env: withKeyring, encoding: 'utf8' });
+      expect(login.status, login.stderr).toBe(0);
+      expect(JSON.parse(login.stdout).tenant_id).toBe(tenant);
+      const inFile = existsSync(join(config, 'svc', 'credentials.json'));
+      const logout = spawnSync(cmd, [...pre, 'logout', '--profile', profile, '--output', 'json'], { cwd: dir.path, env: withKeyring, encoding: 'utf8' });
+      expect(logout.status, logout.stderr).toBe(0);
+      expect(JSON.parse(logout.stdout).logged_out).toBe(true);
+      return inFile ? 'file' : 'keyring';
+    };
+    const suffix = `${process.pid}-${Date.now()}`;
+    expect(where(svcBin, [], `binary-${suffix}`)).toBe(where(process.execPath, [SVC], `node-${suffix}`));
+    expect(Object.keys(unpacked())).toContain('keyring.node');
+  }, 60_000);
+
+  it('unpacks nothing on a second run', async () => {
+    await server?.stop();
     const before = unpacked();
-    expect(Object.keys(before).sort()).toEqual(['duckdb.node', 'libduckdb.so', 'lmdb.node', 'msgpackr-extract.node', 'text-worker.cjs', 'usearch.node', 'wink-sg-100d.bin']);
+    expect(Object.keys(before).sort()).toEqual(['duckdb.node', 'keyring.node', 'libduckdb.so', 'lmdb.node', 'msgpackr-extract.node', 'text-worker.cjs', 'usearch.node', 'wink-sg-100d.bin']);
     expect(run(['--version']).stdout.trim()).toBe(VERSION);
     expect(ok(['datasets', 'list']).datasets.map((d: { dataset_id: string; record_count: number }) => [d.dataset_id, d.record_count])).toEqual([['logs', 2000]]);
     expect(ok(['search', '--dataset', 'logs', 'PacketResponder']).total.value).toBe(603);
