@@ -11,9 +11,8 @@ import { removePrefix, type Store } from '../store/db.js';
 import { keys } from '../store/keys.js';
 import { searchTimeout } from '../search/deadline.js';
 import type { SearchOptions, Staged, Target, TextRecord, TextReply, TextRequest, TextResult } from './protocol.js';
+import { textWorkerFile } from './workerFile.js';
 
-// Under vitest the engine runs from its TypeScript source; the worker then runs the built copy (npm test builds it first).
-const WORKER = new URL(import.meta.url.endsWith('.ts') ? '../../../dist/engine/text/textWorker.js' : './textWorker.js', import.meta.url);
 const INDEXED_MEMBERS = new Set(['title', 'body']);
 /** Records a new generation takes per message: searches queued behind it wait at most for one slice. */
 const FILL_SLICE = 5000;
@@ -173,7 +172,7 @@ export class TextIndexes implements DerivedIndex {
   }
 
   private start(): Worker {
-    const worker = new Worker(WORKER, { workerData: { dataDir: this.dataDir, mapSize: this.store.mapSize } });
+    const worker = new Worker(textWorkerFile(), { workerData: { dataDir: this.dataDir, mapSize: this.store.mapSize } });
     worker.on('message', (reply: TextReply) => {
       const waiting = this.waiting.get(reply.id);
       this.waiting.delete(reply.id);

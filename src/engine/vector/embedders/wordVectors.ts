@@ -97,6 +97,12 @@ export class WordVectors {
 }
 
 let loaded: Promise<WordVectors> | null = null;
+let carried: (() => string) | undefined;
+
+/** Where the default file really is when something carries its own copy (the single executable unpacks it on first read). */
+export function setDefaultEmbeddingsFile(find: () => string): void {
+  carried = find;
+}
 
 /**
  * The word vectors, read once per process. When the binary is missing (an install that skipped
@@ -104,7 +110,7 @@ let loaded: Promise<WordVectors> | null = null;
  */
 export function wordVectors(file = DEFAULT_EMBEDDINGS_FILE): Promise<WordVectors> {
   loaded ??= (async () => {
-    let path = file;
+    let path = file === DEFAULT_EMBEDDINGS_FILE && carried ? carried() : file;
     if (!existsSync(path)) path = await buildNow(path);
     return WordVectors.read(path);
   })();
