@@ -12,6 +12,7 @@
  *   npm run bench -- load      search at 50 and 200 connections, with and without a streaming ingest; heavy searches on 1M records
  *   npm run bench -- export    1M records exported to NDJSON and CSV vs LMDB → JSON.stringify, server RSS
  *   npm run bench -- reindex   1M records ingested, then reindexed under a stream of text searches (slow)
+ *   npm run bench -- startup   start-up of node bin/svc.js and of the single executable (first run, warm), its size
  *   npm run bench -- tail      a followed directory: append → searchable lines/s vs one ingest stream, write → first hit delay
  *   npm run bench -- detections   ingest with 0, 10 and 100 on-ingest detections; a query endpoint vs POST /v1/search, cached and not
  * Names can be combined: npm run bench -- ingest relevance
@@ -38,6 +39,7 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   reindex: async () => (await import('./reindex.js')).reindexBench(),
   detections: async () => (await import('./detections.js')).detectionsBench(),
   tail: async () => (await import('./tail.js')).tailBench(),
+  startup: async () => (await import('./startup.js')).startupBench(),
 };
 const DEFAULT = ['ingest', 'latency', 'relevance'];
 
