@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATA, init, serve, SVC, svc, tempDir } from './helpers/cli.js';
+import { DATA, init, serve, svc, svcCommand, tempDir } from './helpers/cli.js';
 
 const HDFS = join(DATA, 'loghub/HDFS/HDFS_2k.log');
 const BY_LINE = 'SELECT _id, _line FROM hdfs ORDER BY _line';
@@ -16,7 +16,7 @@ describe('svc search and sql: every result, and nothing dropped unsaid', () => {
   const env = { ...process.env, SVC_DATA_DIR: dataDir, SVC_URL: '', SVC_TOKEN: '', SVC_TENANT: '' };
 
   /** `svc … | head -1` under pipefail: svc's own exit code and stderr. */
-  const headOne = (args: string) => spawnSync('bash', ['-c', `set -o pipefail; node ${SVC} ${args} | head -1 >/dev/null`], { env, encoding: 'utf8' });
+  const headOne = (args: string) => spawnSync('bash', ['-c', `set -o pipefail; ${svcCommand([]).flat().join(' ')} ${args} | head -1 >/dev/null`], { env, encoding: 'utf8' });
 
   beforeAll(() => {
     init(dataDir);
@@ -116,7 +116,7 @@ describe('svc search and sql: every result, and nothing dropped unsaid', () => {
   });
 
   it('stops fetching pages once stdout has closed', async () => {
-    const proc = spawn(process.execPath, [SVC, 'search', '--dataset', 'hdfs', '--all', '--limit', '1', '--output', 'ndjson'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(...svcCommand(['search', '--dataset', 'hdfs', '--all', '--limit', '1', '--output', 'ndjson']), { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     proc.stderr.on('data', (d) => (stderr += d));
     proc.stdout.once('data', () => proc.stdout.destroy());

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { init, serve, SVC, svc, tempDir, type Server } from './helpers/cli.js';
+import { init, serve, svc, svcCommand, tempDir, type Server } from './helpers/cli.js';
 import { client, expectStatus, until } from './helpers/http.js';
 
 describe('svc connectors on a local data dir', () => {
@@ -79,7 +79,7 @@ describe('svc ingest --follow against a server', () => {
 
   it('ingests the file, then each line as it is written (a repeated line too), until interrupted', async () => {
     writeFileSync(file, 'first line\nsecond line\n');
-    const proc = spawn(process.execPath, [SVC, 'ingest', 'follow', file, '--follow', '--format', 'text', '--output', 'ndjson'], {
+    const proc = spawn(...svcCommand(['ingest', 'follow', file, '--follow', '--format', 'text', '--output', 'ndjson']), {
       env: { ...process.env, SVC_URL: server.url, SVC_TOKEN: admin.token, SVC_TENANT: admin.tenant_id, SVC_DATA_DIR: join(dir.path, 'none') },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATA, init, SVC, svc, tempDir } from './helpers/cli.js';
+import { DATA, init, svc, svcCommand, tempDir } from './helpers/cli.js';
 
 const SYSTEMS = ['HDFS', 'Apache', 'OpenSSH', 'Linux', 'BGL', 'OpenStack'];
 const logLines = (system: string) => readFileSync(join(DATA, 'loghub', system, `${system}_2k.log`), 'utf8').split('\r\n').filter((l) => l !== '');
@@ -105,7 +105,7 @@ describe('svc on a local data dir', () => {
     const before = svc(['runs', 'list', '--output', 'json'], { dataDir }).json().length;
     const devnull = openSync('/dev/null', 'r');
     try {
-      const r = spawnSync(process.execPath, [SVC, 'ingest', 'logs', '-'], { stdio: [devnull, 'pipe', 'pipe'], env: { ...process.env, SVC_DATA_DIR: dataDir, SVC_URL: '' }, encoding: 'utf8' });
+      const r = spawnSync(...svcCommand(['ingest', 'logs', '-']), { stdio: [devnull, 'pipe', 'pipe'], env: { ...process.env, SVC_DATA_DIR: dataDir, SVC_URL: '' }, encoding: 'utf8' });
       expect(r.status).toBe(2);
       expect(r.stderr).toMatch(/stdin is not a pipe or a file/);
     } finally {
@@ -115,7 +115,7 @@ describe('svc on a local data dir', () => {
   });
 
   it('ends an ingest on a terminal with one summary line', () => {
-    const cmd = `${process.execPath} ${SVC} ingest logs ${join(DATA, 'loghub/HDFS/HDFS_2k.log')} --format text --output json > /dev/null`;
+    const cmd = `${svcCommand([]).flat().join(' ')} ingest logs ${join(DATA, 'loghub/HDFS/HDFS_2k.log')} --format text --output json > /dev/null`;
     const r = spawnSync('script', ['-qec', cmd, '/dev/null'], { env: { ...process.env, SVC_DATA_DIR: dataDir, SVC_URL: '' }, encoding: 'utf8' });
     expect(r.status, r.stdout).toBe(0);
     const last = r.stdout.replace(/\r/g, '\n').split('\n').map((l) => l.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').trim()).filter(Boolean).pop();

@@ -15,7 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../src/engine/index.js';
 import { openStore, SYSTEM } from '../src/engine/store/db.js';
-import { SVC, init, serve, svc, tempDir, type Server } from './helpers/cli.js';
+import { svcCommand, init, serve, svc, tempDir, type Server } from './helpers/cli.js';
 import { client, expectStatus, until, type CallOpts, type Json, type Res } from './helpers/http.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -626,7 +626,7 @@ describe('after the server stopped', () => {
   it('a local command on the data dir still completes (no job of a deleted tenant left in the queue)', () => {
     expect(server.proc.exitCode).not.toBeNull();
     const started = Date.now();
-    const r = spawnSync(process.execPath, [SVC, 'datasets', 'list', '--output', 'json'], {
+    const r = spawnSync(...svcCommand(['datasets', 'list', '--output', 'json']), {
       env: { ...process.env, SVC_DATA_DIR: dir.path, SVC_URL: '', SVC_TOKEN: '', SVC_TENANT: '' },
       encoding: 'utf8',
       timeout: 15_000,

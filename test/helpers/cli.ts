@@ -8,6 +8,13 @@ export const ROOT = resolve(import.meta.dirname, '../..');
 export const SVC = join(ROOT, 'bin/svc.js');
 export const DATA = resolve(ROOT, '../shared/data');
 
+/**
+ * How a test starts `svc`: node on this checkout's bin/svc.js, or with SVC_TEST_BIN the single
+ * executable (`SVC_TEST_BIN=dist/bin/svc npx vitest run test/cli.test.ts …` runs those tests on it).
+ */
+const BIN = process.env.SVC_TEST_BIN ? resolve(ROOT, process.env.SVC_TEST_BIN) : undefined;
+export const svcCommand = (args: string[]): [string, string[]] => (BIN ? [BIN, args] : [process.execPath, [SVC, ...args]]);
+
 export function tempDir(prefix = 'svc-test-'): { path: string; remove: () => void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
@@ -24,13 +31,13 @@ const ran = (status: number | null, stdout: string, stderr: string): Run => ({ s
 
 /** Runs the built `svc` executable to completion. */
 export function svc(args: string[], opts: SvcOpts = {}): Run {
-  const r = spawnSync(process.execPath, [SVC, ...args], { input: opts.input ?? '', env: svcEnv(opts), encoding: 'utf8', maxBuffer: 256 * 2 ** 20 });
+  const r = spawnSync(...svcCommand(args), { input: opts.input ?? '', env: svcEnv(opts), encoding: 'utf8', maxBuffer: 256 * 2 ** 20 });
   return ran(r.status, r.stdout, r.stderr);
 }
 
 /** `svc` as `svc()` runs it, without blocking this process: for a server the test itself answers with. */
 export function svcAsync(args: string[], opts: SvcOpts = {}): Promise<Run> {
-  const proc = spawn(process.execPath, [SVC, ...args], { env: svcEnv(opts), stdio: ['pipe', 'pipe', 'pipe'] });
+  const proc = spawn(...svcCommand(args), { env: svcEnv(opts), stdio: ['pipe', 'pipe', 'pipe'] });
   let [stdout, stderr] = ['', ''];
   proc.stdout.on('data', (d) => (stdout += d));
   proc.stderr.on('data', (d) => (stderr += d));
@@ -49,7 +56,7 @@ export interface Server { url: string; proc: ChildProcess; stop: () => Promise<v
 
 /** `svc serve` on a free loopback port, for the duration of a test file; `env` adds to the environment. */
 export async function serve(dataDir: string, opts: { env?: Record<string, string> } = {}): Promise<Server> {
-  const proc = spawn(process.execPath, [SVC, 'serve', '--port', '0'], { env: { ...process.env, SVC_DATA_DIR: dataDir, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(...svcCommand(['serve', '--port', '0']), { env: { ...process.env, SVC_DATA_DIR: dataDir, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   return served(proc);
 }
 
