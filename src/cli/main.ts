@@ -20,8 +20,12 @@ import { viewsCommand } from './commands/views.js';
 import { endpointsCommand } from './commands/endpoints.js';
 import { detectionsCommand } from './commands/detections.js';
 import { connectorsCommand } from './commands/connectors.js';
+import { completionCommand } from './commands/completion.js';
+import { statusCommand } from './commands/status.js';
 import { EXIT, exitCodeOf } from './context.js';
+import { flagMessage } from './flagErrors.js';
 import { OUTPUT_FORMATS } from './output.js';
+import { addOutputShortFlag } from './outputFlag.js';
 import { watchStdout } from './stdout.js';
 
 watchStdout();
@@ -41,15 +45,25 @@ const program = new Command('svc')
   .configureOutput({ outputError: (str, write) => write(`svc: ${str.replace(/^error: /, '').trim()} (see svc --help)\n`) })
   .exitOverride();
 
-for (const add of [initCommand, tokenCommand, serveCommand, datasetsCommand, sourcesCommand, deleteCommand, ingestCommand, searchCommand, sqlCommand, viewsCommand, detectionsCommand, endpointsCommand, connectorsCommand, exportsCommand, fieldsCommand, reindexCommand, runsCommand, jobsCommand, keysCommand, tenantsCommand, membersCommand, whoamiCommand, loginCommand, logoutCommand]) add(program);
+for (const add of [initCommand, tokenCommand, serveCommand, datasetsCommand, sourcesCommand, deleteCommand, ingestCommand, searchCommand, sqlCommand, viewsCommand, detectionsCommand, endpointsCommand, connectorsCommand, exportsCommand, fieldsCommand, reindexCommand, runsCommand, jobsCommand, keysCommand, tenantsCommand, membersCommand, whoamiCommand, loginCommand, logoutCommand, statusCommand, completionCommand]) add(program);
+addOutputShortFlag(program);
+
+// the command that ran, so that an error can name the flag the user typed
+let ran: Command | undefined;
+program.hook('preAction', (_program, action) => {
+  ran = action;
+});
 
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) {
     process.exitCode = err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  } else if ((err as Error)?.name === 'ExitPromptError') {
+    // Ctrl-C at a prompt: the user's answer, not a failure to explain
+    process.exitCode = 130;
   } else {
-    process.stderr.write(`svc: ${(err as Error).message.split('\n')[0]}\n`);
+    process.stderr.write(`svc: ${flagMessage(err, ran) ?? (err as Error).message.split('\n')[0]}\n`);
     process.exitCode = exitCodeOf(err);
   }
 }
