@@ -38,7 +38,7 @@ const program = new Command('svc')
   .addOption(new Option('--token <token>', 'bearer token for remote mode').env('SVC_TOKEN'))
   .addOption(new Option('--tenant <id>', 'tenant to act in').env('SVC_TENANT'))
   .addOption(new Option('--profile <name>', 'saved server and token to use (see `svc login`)').env('SVC_PROFILE'))
-  .addOption(new Option('--output <format>', 'output format (default: table on a terminal, json otherwise)').choices(OUTPUT_FORMATS))
+  .addOption(new Option('--output <format>', 'output format (default: table on a terminal, json otherwise; -o after a command)').choices(OUTPUT_FORMATS))
   .option('--json', 'same as --output json')
   .option('--yes', 'never prompt')
   // commander's own errors (unknown command or option, bad choice) as one line, like svc's
