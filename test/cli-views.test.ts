@@ -105,7 +105,7 @@ describe('svc view on a local data dir', () => {
       [['view', 'create', 'neither'], /nothing to keep/],
       [['view', 'create', 'twice', 'a', '--text', 'b', '--dataset', 'hdfs'], /search text once/],
       [['view', 'create', 'past', ...WARN, '--expires-at', '2001-01-01T00:00:00Z'], /expires_at is in the past/],
-      [['view', 'create', 'when', ...WARN, '--expires-at', 'tomorrow'], /expires_at/],
+      [['view', 'create', 'when', ...WARN, '--expires-at', 'tomorrow'], /^svc: --expires-at: /],
       [['view', 'create', 'bad-where', '--dataset', 'hdfs', '--where', 'Level'], /invalid --where/],
       [['view', 'records', view.view_id, '--limit', '0'], /limit/],
       [['view', 'list', '--limit', '501'], /limit/],

@@ -140,7 +140,7 @@ describe('svc on a local data dir', () => {
 
   it('writes table, csv and ndjson', () => {
     const table = svc(['search', 'block', '--dataset', 'hdfs', '--limit', '3', '--output', 'table'], { dataDir });
-    expect(table.stdout.split('\n')[0]).toMatch(/^SCORE\s+DATASET_ID\s+LINE\s+BODY/);
+    expect(table.stdout.split('\n')[0]).toMatch(/^SCORE\s+SOURCE\s+TEXT$/);
     const lines = table.stdout.trim().split('\n');
     expect(lines).toHaveLength(6);
     expect(lines[4]).toMatch(/^3 of \d+ records$/);

@@ -32,7 +32,12 @@ export const COMMANDS: [names: string[], load: () => Promise<Adder[]>][] = [
   [['whoami'], async () => [(await import('./commands/members.js')).whoamiCommand]],
   [['login'], async () => [(await import('./commands/login.js')).loginCommand]],
   [['logout'], async () => [(await import('./commands/login.js')).logoutCommand]],
+  [['status'], async () => [(await import('./commands/status.js')).statusCommand]],
+  [['completion'], async () => [(await import('./commands/completion.js')).completionCommand]],
 ];
+
+/** Commands that need every other one beside them (completion describes them all). */
+const NEEDS_ALL = new Set(['completion']);
 
 /** Global options that take a value: the word after one is not a command name. */
 const VALUED = new Set(['--data-dir', '--url', '--token', '--tenant', '--profile', '--output', '-o']);
@@ -53,6 +58,6 @@ export async function addersFor(args: string[]): Promise<Adder[]> {
   const name = commandNamed(args);
   if (name === undefined && (args.includes('--version') || args.includes('-V'))) return [];
   const own = COMMANDS.find(([names]) => name !== undefined && names.includes(name));
-  const wanted = own && !args.includes('--help') && !args.includes('-h') ? [own] : COMMANDS;
+  const wanted = own && !NEEDS_ALL.has(name!) && !args.includes('--help') && !args.includes('-h') ? [own] : COMMANDS;
   return (await Promise.all(wanted.map(([, load]) => load()))).flat();
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { EXIT, exitCodeOf as engineExitCode } from '../engine/errors.js';
 import { connect, type GlobalOptions } from './connect.js';
+import { fieldsOf } from './fieldsFlag.js';
 import { emit, outputFormat, type OutputFormat } from './output.js';
 import type { Service } from './service.js';
 
@@ -21,6 +22,8 @@ export interface Ctx {
   globals: GlobalOptions;
   format: OutputFormat;
   emit: (value: unknown, list?: { rows: Record<string, unknown>[]; columns: string[] }) => Promise<void>;
+  /** the columns `--fields` asked for (a table's and a CSV's; emit applies them) */
+  fields?: string[];
 }
 
 /**
@@ -34,14 +37,20 @@ export async function confirmDestructive(globals: GlobalOptions, question: strin
   if (!(await confirm({ message: question, default: false }))) throw new Exit(EXIT.failure, declined);
 }
 
+/** The global options as a command sees them (with its own -o). */
+export function globalsOf(cmd: Command): GlobalOptions {
+  const opts = cmd.optsWithGlobals<GlobalOptions>();
+  return { ...opts, dataDirGiven: Boolean(opts.dataDir) && ['cli', 'env'].includes(cmd.getOptionValueSourceWithGlobals('dataDir') ?? '') };
+}
+
 /** Runs a command around one connected Service, always closing it. */
 export async function withService(cmd: Command, fn: (ctx: Ctx) => Promise<void>): Promise<void> {
-  const opts = cmd.optsWithGlobals<GlobalOptions>();
-  const globals: GlobalOptions = { ...opts, dataDirGiven: Boolean(opts.dataDir) && ['cli', 'env'].includes(cmd.getOptionValueSourceWithGlobals('dataDir') ?? '') };
+  const globals = globalsOf(cmd);
   const format = outputFormat(globals);
+  const fields = fieldsOf(cmd);
   const service = await connect(globals);
   try {
-    await fn({ service, globals, format, emit: (value, list) => emit(format, value, list) });
+    await fn({ service, globals, format, fields, emit: (value, list) => emit(format, value, list && fields ? { ...list, columns: fields } : list) });
   } finally {
     await service.close();
   }

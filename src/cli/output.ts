@@ -1,4 +1,7 @@
 import { writeToString } from 'fast-csv';
+import { fitWidths } from './fit.js';
+import { cutVisible, paint, visibleLength } from './highlight.js';
+import { colourAllowed, terminalWidth } from './terminal.js';
 
 export type OutputFormat = 'table' | 'json' | 'ndjson' | 'csv';
 export const OUTPUT_FORMATS: OutputFormat[] = ['table', 'json', 'ndjson', 'csv'];
@@ -17,14 +20,28 @@ const pick = (row: Row, column: string): unknown => Object.hasOwn(row, column) ?
 
 const cell = (v: unknown): string => (v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 
-/** Column widths for these rows (capped: a long body is cut, not the table widened). */
-export const tableWidths = (rows: Row[], columns: string[]): number[] => columns.map((c) => Math.min(60, Math.max(c.length, ...rows.map((r) => cell(pick(r, c)).length))));
+/** A table shows a score and the like to 3 decimals; CSV and JSON keep every digit. */
+const tableCell = (v: unknown): string => (typeof v === 'number' && !Number.isInteger(v) ? String(Math.round(v * 1000) / 1000) : cell(v)).replace(/\s+/g, ' ');
 
-/** Rows as table lines in the given widths, under a header line when `header` is set. */
-export function tableText(rows: Row[], columns: string[], widths = tableWidths(rows, columns), header = true): string {
-  const line = (values: string[]) => values.map((v, i) => (v.length > widths[i] ? v.slice(0, widths[i] - 1) + '…' : v.padEnd(widths[i]))).join('  ').trimEnd();
-  const lines = rows.map((r) => line(columns.map((c) => cell(pick(r, c)).replace(/\s+/g, ' '))));
-  if (header) lines.unshift(line(columns.map((c) => c.split('.').pop()!.toUpperCase())));
+/** How a table is drawn: fitted to a terminal `width` (none: a pipe, columns capped at 60), highlights in colour or not. */
+export interface TableStyle { width?: number; colour: boolean }
+export const terminalStyle = (): TableStyle => ({ width: terminalWidth(), colour: colourAllowed() });
+
+const header = (column: string) => column.split('.').pop()!.toUpperCase();
+
+/** Column widths for these rows: a long body is cut, not the table widened; on a terminal, cut to fit it. */
+export function tableWidths(rows: Row[], columns: string[], style: TableStyle = terminalStyle()): number[] {
+  const natural = columns.map((c) => Math.max(header(c).length, ...rows.map((r) => visibleLength(tableCell(pick(r, c))))));
+  if (style.width === undefined) return natural.map((w, i) => Math.min(Math.max(60, header(columns[i]).length), w));
+  return fitWidths(natural, columns.map((c) => header(c).length), style.width);
+}
+
+/** Rows as table lines in the given widths, under a header line when `withHeader` is set. */
+export function tableText(rows: Row[], columns: string[], widths?: number[], withHeader = true, style: TableStyle = terminalStyle()): string {
+  const ws = widths ?? tableWidths(rows, columns, style);
+  const line = (values: string[]) => values.map((v, i) => paint(cutVisible(v, ws[i]), style.colour) + ' '.repeat(Math.max(0, ws[i] - visibleLength(v)))).join('  ').trimEnd();
+  const lines = rows.map((r) => line(columns.map((c) => tableCell(pick(r, c)))));
+  if (withHeader) lines.unshift(line(columns.map(header)));
   return lines.length ? lines.join('\n') + '\n' : '';
 }
 

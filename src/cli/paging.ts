@@ -1,5 +1,6 @@
 import type { OutputFormat, Row } from './output.js';
 import { csvText, tableText, tableWidths } from './output.js';
+import { aggregationText } from './aggregationTables.js';
 import { drained, stdoutClosed } from './stdout.js';
 
 /** What search and SQL answers share: a page of records, the total and the cursor of the next page. */
@@ -28,8 +29,7 @@ const totalOf = ({ total }: Paged, n: (v: number) => string = String) => `${tota
 export function footer(page: Paged, printed: number, noun: string, next = page.next_cursor): string {
   const lines = [`${printed} of ${totalOf(page)} ${noun}`];
   if (next) lines.push(`next page: --cursor ${next}`);
-  for (const [name, agg] of Object.entries(page.aggregations ?? {})) lines.push(`${name}: ${JSON.stringify(agg)}`);
-  return lines.join('\n') + '\n';
+  return lines.join('\n') + '\n' + Object.entries(page.aggregations ?? {}).map(([name, agg]) => aggregationText(name, agg)).join('');
 }
 
 /** Each warning once, however many pages carry it. */
@@ -69,11 +69,13 @@ export async function printAll<E extends Paged>(fetch: (cursor: string | undefin
   let page: E;
   let printed = 0;
   let widths: number[] | undefined;
+  // the first page's columns are the header's: every later row is printed under them
+  let columns: string[] | undefined;
   for (let n = 0; ; n++) {
     page = await fetch(cursor);
     if (stdoutClosed()) return;
     const rows = shape.rows(page);
-    const columns = shape.columns(page);
+    columns ??= shape.columns(page);
     const first = n === 0;
     if (shape.format === 'ndjson') out.write(rows.map((r) => JSON.stringify(r) + '\n').join(''));
     else if (shape.format === 'json') out.write((first ? '[' : '') + rows.map((r, i) => (printed + i === 0 ? '\n' : ',\n') + JSON.stringify(r)).join(''));

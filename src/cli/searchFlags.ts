@@ -83,9 +83,9 @@ export interface SearchFlags {
  */
 export function addSearchFlags(cmd: Command, { paging = true } = {}): Command {
   cmd
-    .option('--dataset <id>', 'search this dataset (repeatable; default: all)', collect)
-    .option('--q <query>', 'query string: field:value, "phrases", AND/OR/NOT, n:[1 TO 5], host:web*')
-    .option('--where <filter>', "filter 'field op value' (repeatable); op: " + OPS.join(' '), collect)
+    .option('-d, --dataset <id>', 'search this dataset (repeatable; default: all)', collect)
+    .option('-q, --q <query>', 'query string: field:value, "phrases", AND/OR/NOT, n:[1 TO 5], host:web*')
+    .option('-w, --where <filter>', "filter 'field op value' (repeatable); op: " + OPS.join(' '), collect)
     .option('--last <duration>', 'only records whose time is within this duration: 15m, 24h, 7d')
     .option('--agg <spec>', 'aggregation [name=]type:field[:param] (repeatable)', collect)
     .option('--collapse <field>', 'keep the best record per value of this field')
@@ -93,7 +93,7 @@ export function addSearchFlags(cmd: Command, { paging = true } = {}): Command {
     .option('--semantic', 'semantic search (hybrid when there is text)')
     .addOption(new Option('--mode <mode>', 'search mode (wins over --semantic)').choices(['text', 'semantic', 'hybrid']))
     .option('--min-score <score>', 'semantic: leave out vector matches below this cosine', (v) => Number(v));
-  return paging ? cmd.option('--limit <n>', 'records per page (max 1000)', (v) => Number(v)) : cmd;
+  return paging ? cmd.option('-n, --limit <n>', 'records per page (max 1000)', (v) => Number(v)) : cmd;
 }
 
 /** Whether any flag (or text) of a search was given: a command taking a search or something else tells which it got. */

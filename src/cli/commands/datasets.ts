@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { Dataset } from '../../api/datasets.js';
+import { addFieldsFlag } from '../fieldsFlag.js';
 import { confirmDestructive, EXIT, Exit, withService } from '../context.js';
 
 const COLUMNS = ['dataset_id', 'name', 'record_count', 'created_at'];
@@ -26,8 +27,7 @@ export function datasetsCommand(program: Command): void {
         ),
       ),
     );
-  datasets
-    .command('list')
+  addFieldsFlag(datasets.command('list'))
     .description('list the datasets of the tenant')
     .addHelpText('after', '\nExample:\n  svc datasets list --output json')
     .action((_o, cmd: Command) =>

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { EndpointCreate } from '../../api/endpoints.js';
 import { confirmDestructive, EXIT, Exit, withService } from '../context.js';
-import { RECORD_COLUMNS } from './search.js';
+import { recordColumns, recordRow } from '../recordRows.js';
 
 const COLUMNS = ['name', 'description', 'cache_ttl_s', 'created_at', 'updated_at'];
 
@@ -80,10 +80,10 @@ export function endpointsCommand(program: Command): void {
     .addHelpText('after', '\nExample:\n  svc endpoints run by-level --param level=WARN --output json')
     .action((name: string, o: { param: string[] }, cmd: Command) => {
       const params = keyValues(o.param);
-      return withService(cmd, async ({ service, emit }) => {
+      return withService(cmd, async ({ service, emit, format }) => {
         const answer = await service.runEndpoint(name, params);
         if ('columns' in answer) await emit(answer, { rows: answer.records.map((r) => r.metadata), columns: answer.columns.map((c: { name: string }) => c.name) });
-        else await emit(answer, { rows: answer.records, columns: RECORD_COLUMNS });
+        else await emit(answer, { rows: answer.records.map((r) => recordRow(r, format)), columns: recordColumns(answer, format) });
       });
     });
 }

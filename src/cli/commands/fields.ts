@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
+import { addFieldsFlag } from '../fieldsFlag.js';
 import { withService } from '../context.js';
 
 export function fieldsCommand(program: Command): void {
-  program
-    .command('fields')
+  addFieldsFlag(program.command('fields'))
     .description('fields discovered in the records, with their types and counts')
-    .option('--dataset <id>', 'only this dataset')
+    .option('-d, --dataset <id>', 'only this dataset')
     .option('--prefix <path>', 'only field paths starting with this')
     .addHelpText('after', '\nExample:\n  svc fields --dataset logs --prefix server_zones.')
     .action((o: { dataset?: string; prefix?: string }, cmd: Command) =>

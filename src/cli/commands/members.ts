@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 import { withService } from '../context.js';
+import { modeOf } from '../target.js';
 
 export function membersCommand(program: Command): void {
   const members = program.command('members').description('users of the tenant and their roles');
@@ -26,5 +27,11 @@ export function whoamiCommand(program: Command): void {
     .command('whoami')
     .description('who the current credentials are, and the tenants they reach (GET /v1/me)')
     .addHelpText('after', '\nExample:\n  svc whoami --url http://127.0.0.1:7360 --token "$TOKEN"')
-    .action((_o, cmd: Command) => withService(cmd, async ({ service, emit }) => emit(await service.me())));
+    // a table says too whether svc acts on a data dir here or on a server; JSON stays GET /v1/me's (`svc status` has the mode)
+    .action((_o, cmd: Command) =>
+      withService(cmd, async ({ service, emit, globals, format }) => {
+        const me = await service.me();
+        await emit(format === 'table' ? { mode: modeOf(globals), ...me } : me);
+      }),
+    );
 }

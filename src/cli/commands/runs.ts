@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { addFieldsFlag } from '../fieldsFlag.js';
 import { withService } from '../context.js';
 
 const COLUMNS = ['ingest_run_id', 'dataset_id', 'status', 'format', 'created_at'];
@@ -15,12 +16,11 @@ export function runsCommand(program: Command): void {
     .description('run a failed run again from where it stopped (repairable failures only)')
     .addHelpText('after', '\nExample:\n  svc runs retry run_01jd…')
     .action((id: string, _o, cmd: Command) => withService(cmd, async ({ service, emit }) => emit(await service.retryRun(id))));
-  runs
-    .command('list')
+  addFieldsFlag(runs.command('list'))
     .description('recent ingest runs, newest first')
-    .option('--dataset <id>')
+    .option('-d, --dataset <id>')
     .option('--status <status>', 'queued, running, ready or failed')
-    .option('--limit <n>', 'at most this many', (v) => Number(v), 50)
+    .option('-n, --limit <n>', 'at most this many', (v) => Number(v), 50)
     .addHelpText('after', '\nExample:\n  svc runs list --status failed')
     .action((o: { dataset?: string; status?: 'queued' | 'running' | 'ready' | 'failed'; limit: number }, cmd: Command) =>
       withService(cmd, async ({ service, emit }) => {

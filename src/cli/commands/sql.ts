@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { SqlEnvelope, SqlRequest } from '../../api/sql.js';
+import { addFieldsFlag } from '../fieldsFlag.js';
 import { withService } from '../context.js';
 import { printAll, printPage, type PageShape } from '../paging.js';
 
@@ -17,11 +18,10 @@ export function param(text: string): string | number | boolean | null {
 }
 
 export function sqlCommand(program: Command): void {
-  program
-    .command('sql <statement>')
+  addFieldsFlag(program.command('sql <statement>'))
     .description('run one read-only SQL statement over your datasets (one table per dataset)')
     .option('--param <value>', 'positional parameter $1, $2, … in order (repeatable); numbers, true/false and null are typed, quote "5" to pass text', collect)
-    .option('--limit <n>', 'rows per page (default 1000, max 10000)', (v) => Number(v))
+    .option('-n, --limit <n>', 'rows per page (default 1000, max 10000)', (v) => Number(v))
     .option('--cursor <cursor>', 'next page: the next_cursor of the previous answer (with the same statement)')
     .option('--all', 'every row, page after page (from --cursor when given; --limit is the page size): ndjson and csv stream, json is one array')
     .addHelpText(
@@ -36,12 +36,12 @@ Examples:
   svc sql "SELECT * FROM hdfs WHERE Level = 'WARN'" --all --output csv > warnings.csv`,
     )
     .action((statement: string, o: { param?: string[]; limit?: number; cursor?: string; all?: boolean }, cmd: Command) =>
-      withService(cmd, async ({ service, emit, format }) => {
+      withService(cmd, async ({ service, emit, format, fields }) => {
         const shape: PageShape<SqlEnvelope> = {
           format,
           noun: 'rows',
           rows: (page) => page.records.map((r) => r.metadata),
-          columns: (page) => page.columns.map((c) => c.name),
+          columns: (page) => fields ?? page.columns.map((c) => c.name),
           // the answer was cut at the row cap: its pages end there, and nothing in them says so
           warnings: (page) => (page.total.relation === 'gte' ? [`rows stop at the cap of ${page.total.value.toLocaleString('en-US')}: the statement has more; narrow it (WHERE, LIMIT) to see the rest`] : []),
         };

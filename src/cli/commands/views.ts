@@ -3,7 +3,9 @@ import type { ViewCreate, ViewRecords } from '../../api/views.js';
 import { confirmDestructive, EXIT, Exit, withService } from '../context.js';
 import { printAll, printPage, sayMore, type PageShape } from '../paging.js';
 import { addSearchFlags, searchGiven, searchRequestOf, type SearchFlags } from '../searchFlags.js';
-import { ALL_PAGE_SIZE, RECORD_COLUMNS } from './search.js';
+import { ALL_PAGE_SIZE } from './search.js';
+import { addFieldsFlag } from '../fieldsFlag.js';
+import { recordColumns, recordRow } from '../recordRows.js';
 
 const COLUMNS = ['view_id', 'name', 'kind', 'record_count', 'deleted_count', 'created_at', 'expires_at'];
 
@@ -46,10 +48,9 @@ Examples:
       const req = viewRequest(name, text, o);
       return withService(cmd, async ({ service, emit }) => emit(await service.createView(req)));
     });
-  views
-    .command('list')
+  addFieldsFlag(views.command('list'))
     .description('views of the tenant')
-    .option('--limit <n>', 'at most this many (max 500)', (v) => Number(v))
+    .option('-n, --limit <n>', 'at most this many (max 500)', (v) => Number(v))
     .option('--cursor <cursor>', 'next page: the next_cursor of the previous answer')
     .addHelpText('after', '\nExample:\n  svc view list --output json')
     .action((o: { limit?: number; cursor?: string }, cmd: Command) =>
@@ -64,16 +65,15 @@ Examples:
     .description('show a view: its request, how many records it holds and lost to deletions')
     .addHelpText('after', '\nExample:\n  svc view get view_01jd…')
     .action((id: string, _o, cmd: Command) => withService(cmd, async ({ service, emit }) => emit(await service.getView(id))));
-  views
-    .command('records <view_id>')
+  addFieldsFlag(views.command('records <view_id>'))
     .description("a view's records, printed like search results (a live view runs its search again)")
-    .option('--limit <n>', 'records per page (max 1000)', (v) => Number(v))
+    .option('-n, --limit <n>', 'records per page (max 1000)', (v) => Number(v))
     .option('--cursor <cursor>', 'next page: the next_cursor of the previous answer')
     .option('--all', 'every record, page after page (from --cursor when given; --limit is the page size): ndjson and csv stream, json is one array')
     .addHelpText('after', '\nExamples:\n  svc view records view_01jd… --limit 5\n  svc view records view_01jd… --all --output ndjson > incident-42.ndjson')
     .action((id: string, o: { limit?: number; cursor?: string; all?: boolean }, cmd: Command) =>
-      withService(cmd, async ({ service, emit, format }) => {
-        const shape: PageShape<ViewRecords> = { format, noun: 'records', rows: (page) => page.records, columns: () => RECORD_COLUMNS, warnings: () => [] };
+      withService(cmd, async ({ service, emit, format, fields }) => {
+        const shape: PageShape<ViewRecords> = { format, noun: 'records', rows: (page) => page.records.map((r) => recordRow(r, format)), columns: (page) => fields ?? recordColumns(page, format), warnings: () => [] };
         if (!o.all) return printPage(await service.viewRecords(id, { limit: o.limit, cursor: o.cursor }), shape, emit);
         await printAll((cursor) => service.viewRecords(id, { limit: o.limit ?? ALL_PAGE_SIZE, cursor }), o.cursor, shape);
       }),
