@@ -189,10 +189,10 @@ describe('svc sql', () => {
       expect(svc(['datasets', 'create', 'hdfs'], { dataDir: own.path }).status).toBe(0);
       const ingest = svc(['ingest', 'hdfs', HDFS, '--wait', '--output', 'json'], { dataDir: own.path });
       expect(ingest.status, ingest.stderr).toBe(0);
-      const page = run(['SELECT LineId, "Time__str" FROM hdfs ORDER BY LineId', '--limit', '3', '--output', 'json'], own.path);
+      const page = run(['SELECT LineId, "Time" FROM hdfs ORDER BY LineId', '--limit', '3', '--output', 'json'], own.path);
       expect(page.status, page.stderr).toBe(0);
       expect(page.json().records.map((r: any) => r.metadata.LineId)).toEqual([1, 2, 3]);
-      const next = run(['SELECT LineId, "Time__str" FROM hdfs ORDER BY LineId', '--limit', '3', '--cursor', page.json().next_cursor, '--output', 'ndjson'], own.path);
+      const next = run(['SELECT LineId, "Time" FROM hdfs ORDER BY LineId', '--limit', '3', '--cursor', page.json().next_cursor, '--output', 'ndjson'], own.path);
       expect(next.status, next.stderr).toBe(0);
       expect(next.stdout.trim().split('\n').map((l) => JSON.parse(l).LineId)).toEqual([4, 5, 6]);
     } finally {
