@@ -7,6 +7,9 @@
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { Store } from '../src/engine/store/db.js';
+import { MAX_KEY } from '../src/engine/store/db.js';
+import { keys } from '../src/engine/store/keys.js';
 import { useApp } from './helpers/app.js';
 import { DATA } from './helpers/cli.js';
 import { csvCells } from './helpers/csv.js';
@@ -15,7 +18,7 @@ import { expectStatus, until, type Json } from './helpers/http.js';
 const LOGHUB = ['Apache', 'BGL', 'HDFS', 'Linux', 'OpenSSH', 'OpenStack'].map((n) => join(DATA, `loghub/${n}/${n}_2k.log_structured.csv`));
 const HDFS = LOGHUB[2];
 
-const { http } = useApp();
+const { t, http } = useApp();
 
 function csvRows(path: string): Record<string, string>[] {
   const [header, ...lines] = readFileSync(path, 'utf8').split(/\r?\n/).filter((l) => l !== '');
@@ -75,6 +78,10 @@ describe('a field chosen as body keeps its name', () => {
     const buckets = (agg.aggregations.contents.buckets ?? agg.aggregations.contents) as Json[];
     expect(buckets.length).toBeGreaterThan(0);
     for (const bucket of buckets.slice(0, 5)) expect(bucket.doc_count ?? bucket.count).toBe(hdfs.filter((r) => r.Content === bucket.key).length);
+    const sorted = await search({ datasets: ['hdfs'], limit: 3, sort: [{ field: 'Content', order: 'asc' }] });
+    const least = hdfs.map((r) => r.Content).sort((x, y) => (x.toLowerCase() < y.toLowerCase() ? -1 : x.toLowerCase() > y.toLowerCase() ? 1 : 0))[0];
+    expect(sorted.records[0].body).toBe(least);
+    expect(sorted.warnings).toBeUndefined();
     const collapsed = await search({ datasets: ['hdfs'], collapse: { field: 'Content' } });
     expect(collapsed.total.value).toBe(new Set(hdfs.map((r) => JSON.stringify(r.Content))).size);
   });
@@ -101,6 +108,39 @@ describe('a field chosen as body keeps its name', () => {
     expect(cols).toHaveLength(hdfs.filter((r) => r.Level === 'WARN').length);
     // message is a field of its own here: the body came from level
     expect((await search({ datasets: ['cfg'], q: 'message:"block"' })).total.value).toBe(0);
+  });
+});
+
+describe('records of transform version 1', () => {
+  it('answer to Content once a reindex parses their object again, even with its config unchanged', async () => {
+    const run = await ingest('old', readFileSync(HDFS, 'utf8'), 'format=csv');
+    // make the run and its records what version 1 made: no names, Time a number where it round-tripped
+    const store = (t.engine as unknown as { store: Store }).store;
+    const tenant = t.admin.tenant_id;
+    store.meta.transactionSync(() => {
+      const state = store.meta.get(keys.run(tenant, run.ingest_run_id));
+      delete state.transform_version;
+      store.meta.put(keys.run(tenant, run.ingest_run_id), state);
+      for (const { key, value } of store.records.getRange({ start: [tenant, 'old', 0], end: [tenant, 'old', MAX_KEY] })) {
+        const { names: _n, ...rec } = value;
+        const time = String(rec.metadata.Time);
+        store.records.put(key, { ...rec, transform_version: 1, metadata: { ...rec.metadata, Time: String(Number(time)) === time ? Number(time) : time } });
+      }
+    });
+    expect((await search({ datasets: ['old'], q: 'Content:"block"' })).total.value).toBe(0);
+    expect((await search({ datasets: ['old'], q: 'Time:203615' })).records[0].provenance.transform_version).toBe(1);
+
+    const job = expectStatus(await http.post('/v1/admin/reindex/jobs', { dataset_id: 'old' }), 202);
+    const done = await until(`reindex ${job.job_id}`, async () => {
+      const j = expectStatus(await http.get(`/v1/admin/reindex/jobs/${job.job_id}`), 200);
+      return ['succeeded', 'failed', 'cancelled'].includes(j.status) ? j : undefined;
+    }, 60_000);
+    expect(done).toMatchObject({ status: 'succeeded', object_status_counts: { done: 1 } });
+    expect(done.objects?.[0]?.unchanged).not.toBe(true);
+    const after = await search({ datasets: ['old'], q: 'Content:"block"' });
+    expect(after.total.value).toBe(withBlock);
+    expect(after.records.every((r: Json) => r.provenance.transform_version === 2 && typeof r.metadata.Time === 'string')).toBe(true);
+    expect((await sql('SELECT count(*) AS n FROM old WHERE Content = _body')).records[0].metadata.n).toBe(2000);
   });
 });
 
