@@ -175,7 +175,7 @@ describe('a CSV column has one type per object', () => {
         expect(types.includes('i64') && types.includes('str'), `${f.field_path}: ${types}`).toBe(false);
         expect(f.variants.length, f.field_path).toBeGreaterThanOrEqual(1);
       }
-      const columns = (await sql(`DESCRIBE "${dataset}"`)).records.map((r: Json) => String(r.metadata.column_name));
+      const columns: string[] = (await sql(`DESCRIBE "${dataset}"`)).records.map((r: Json) => String(r.metadata.column_name));
       for (const c of columns) if (c.endsWith('__i64')) expect(columns, c).not.toContain(`${c.slice(0, -5)}__str`);
       expect(columns.filter((c) => /__(i64|str)$/.test(c))).toEqual([]);
       // every cell reads back as the CSV wrote it
