@@ -138,7 +138,16 @@ describe('metadata, rename and drop', () => {
       etag: CTX.etag,
       line: 9,
       transform_version: TRANSFORM_VERSION,
+      names: { body: 'message', time: 'timestamp' },
     });
+  });
+
+  it('keeps the input names of title, body and time only where they differ from those', () => {
+    expect(run({ title: 't', body: 'b', time: 0 }).names).toBeUndefined();
+    expect(run({ subject: 's', Content: 'c', when: 0 }, { title_field: 'subject', time_field: 'when' }).names).toEqual({ title: 'subject', body: 'Content', time: 'when' });
+    // a time that cannot be read stays in metadata under its name
+    expect(run({ msg: 'm', ts: 'not a time' })).toMatchObject({ names: { body: 'msg' }, metadata: { ts: 'not a time' } });
+    expect(run({ a: 1 }).names).toBeUndefined(); // the body is the record as JSON
   });
 
   it('renames before the rules look for fields', () => {
@@ -238,7 +247,29 @@ describe('on parsed data', () => {
     expect(r.time).toBeNull();
     expect(r.metadata).toMatchObject({ LineId: 1, Date: '081109', Time: 203615, Level: 'INFO' });
     expect(r.line).toBe(2);
+    expect(r.names).toEqual({ body: 'Content' });
     await items.return(undefined);
+  });
+
+  it('types a loghub HDFS CSV column once for the object when it can read it twice: Time is text throughout', async () => {
+    const path = `${DATA}/loghub/HDFS/HDFS_2k.log_structured.csv`;
+    const rows: Record<string, unknown>[] = [];
+    for await (const item of parseObject(() => createReadStream(path), 'csv')) rows.push((item as { value: Record<string, unknown> }).value);
+    expect(rows).toHaveLength(2000);
+    expect(rows[0]).toMatchObject({ LineId: 1, Date: '081109', Time: '203615', Pid: 148 });
+    for (const col of ['Date', 'Time', 'Level', 'Content']) expect(rows.every((r) => typeof r[col] === 'string'), col).toBe(true);
+    for (const col of ['LineId', 'Pid']) expect(rows.every((r) => typeof r[col] === 'number'), col).toBe(true);
+  });
+
+  it('makes a column numeric or boolean only when every non-empty cell is; an empty cell there has no value', async () => {
+    const csv = 'n,f,b,s,e\n1,1.5,true,7,\n2,,false,007,\n-3,2,,x,\n';
+    const rows: unknown[] = [];
+    for await (const item of parseObject(() => (async function* () { yield Buffer.from(csv); })(), 'csv')) rows.push((item as { value: unknown }).value);
+    expect(rows).toEqual([
+      { n: 1, f: 1.5, b: true, s: '7', e: '' },
+      { n: 2, f: null, b: false, s: '007', e: '' },
+      { n: -3, f: 2, b: null, s: 'x', e: '' },
+    ]);
   });
 
   it('maps an nginx status object: epoch-ms timestamp becomes time, nested stats stay nested', async () => {

@@ -34,7 +34,7 @@ describe('SciFact with the builtin embedder', () => {
   /** Provenance that leads back to the exact line of the ingested file. */
   function expectProvenance(r: ResultRecord): void {
     const p = r.provenance;
-    expect(p).toMatchObject({ dataset_id: 'scifact', tenant_id: engine.localCaller().tenant_id, source_bucket: 'hosted', transform_version: 1 });
+    expect(p).toMatchObject({ dataset_id: 'scifact', tenant_id: engine.localCaller().tenant_id, source_bucket: 'hosted', transform_version: 2 });
     expect(p.source_key).toMatch(/^scifact\/obj_[0-9a-z]+\/corpus\.jsonl$/);
     expect(p.source_etag).toMatch(/^[0-9a-f]{32}$/);
     expect(JSON.parse(lines[p.line - 1])._id).toBe(r.id);

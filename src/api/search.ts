@@ -101,6 +101,18 @@ export type ResultRecord = Static<typeof ResultRecord>;
 
 export const Total = Type.Object({ relation: lit(['eq', 'gte']), value: Type.Integer() });
 
+/**
+ * Addition: a note on how a search was answered. `unknown_field` names a field (of `where`, `q`,
+ * `collapse` or an aggregation) that no searched dataset has, with the known names closest to it.
+ */
+export const SearchWarning = Type.Object({
+  code: Type.String(),
+  message: Type.String(),
+  field: Type.Optional(Type.String()),
+  suggestions: Type.Optional(Type.Array(Type.String())),
+});
+export type SearchWarning = Static<typeof SearchWarning>;
+
 export const SearchEnvelope = Type.Object({
   search_id: Type.String(),
   took_ms: Type.Number(),
@@ -110,6 +122,6 @@ export const SearchEnvelope = Type.Object({
   aggregations: Type.Record(Type.String(), Type.Unknown()),
   next_cursor: Nullable(Type.String()),
   /** Addition: what the caller should know of how the search was answered (a ranking cut short, …). */
-  warnings: Type.Optional(Type.Array(Type.Object({ code: Type.String(), message: Type.String() }))),
+  warnings: Type.Optional(Type.Array(SearchWarning)),
 });
 export type SearchEnvelope = Static<typeof SearchEnvelope>;

@@ -17,6 +17,12 @@ export interface StoredRecord {
   /** 1-based line of the source object the record starts on. */
   line: number;
   transform_version: number;
+  /**
+   * The input fields title, body and time were read from, when named otherwise (`Content` for a
+   * Loghub CSV's body, `message` for a log line's): the record answers to those names too, in
+   * `where`, `q`, sort, aggregations, the fields it shows and SQL. Records of transform version 1 lack it.
+   */
+  names?: RecordNames;
   /** seq of the record with the same id that this one replaced. */
   replaces?: number;
   /** written by a reindex's re-parse: a line read again, not new data (detections do not evaluate it) */
@@ -46,4 +52,12 @@ export interface TransformConfig {
   drop?: string[];
 }
 
-export const TRANSFORM_VERSION = 1;
+/** The input field each of title, body and time came from, present only when it is not named so itself. */
+export interface RecordNames { title?: string; body?: string; time?: string }
+
+/**
+ * What the transform makes of a record: 2 keeps the names of the fields title, body and time came
+ * from (`names`), and CSV columns have one type per object. A reindex parses again every object
+ * whose run an earlier version made.
+ */
+export const TRANSFORM_VERSION = 2;

@@ -1,3 +1,5 @@
+import type { RecordNames } from '../records.js';
+
 export type ValueType = 'i64' | 'f64' | 'bool' | 'str' | 'datetime' | 'object' | 'array';
 
 /** What has been seen at one field path: per value type, how often and a first example. */
@@ -25,7 +27,7 @@ export function valueType(v: unknown): ValueType | null {
 }
 
 /** What field discovery reads of a record. */
-type Fielded = { title: string | null; body: string; time: string | null; metadata: Record<string, unknown> };
+type Fielded = { title: string | null; body: string; time: string | null; metadata: Record<string, unknown>; names?: RecordNames };
 
 /** A record's field paths with the type and value at each, as parallel arrays reused from record to record. */
 export interface RecordFields { paths: string[]; types: ValueType[]; values: unknown[] }
@@ -48,6 +50,7 @@ export function recordFields(rec: Fielded, out: RecordFields): RecordFields {
   if (rec.title !== null) add('title', 'str', rec.title);
   add('body', 'str', rec.body);
   if (rec.time !== null) add('time', 'datetime', rec.time);
+  aliasFields(rec, add);
   const objects: Record<string, unknown>[] = [rec.metadata];
   const prefixes: string[] = [''];
   while (objects.length > 0) {
@@ -67,6 +70,18 @@ export function recordFields(rec: Fielded, out: RecordFields): RecordFields {
     }
   }
   return out;
+}
+
+/**
+ * The fields title, body and time are under the names they had in the input (see StoredRecord.names):
+ * a Loghub CSV's `Content` is the body, and a field of its own too.
+ */
+export function aliasFields(rec: Fielded, add: (path: string, type: ValueType, value: unknown) => void): void {
+  const names = rec.names;
+  if (names === undefined) return;
+  if (names.title !== undefined && rec.title !== null) add(names.title, 'str', rec.title);
+  if (names.body !== undefined) add(names.body, 'str', rec.body);
+  if (names.time !== undefined && rec.time !== null) add(names.time, 'datetime', rec.time);
 }
 
 /** Counts fields listed by recordFields into `out`, per path and type. */

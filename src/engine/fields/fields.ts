@@ -43,10 +43,8 @@ export class Fields {
         type: variants[0].type,
         ...flags,
         seen_count: variants.reduce((n, v) => n + v.count, 0),
-        variants:
-          variants.length < 2
-            ? []
-            : variants.map((v) => ({
+        // every field has at least one variant: where its values of each type are kept (its SQL column)
+        variants: variants.map((v) => ({
                 dataset_id: d,
                 tenant_id: t,
                 field_path: path,
@@ -56,7 +54,7 @@ export class Fields {
                 ...flags,
                 fast: fast(path, v.type),
                 seen_count: v.count,
-              })),
+            })),
       };
     });
   }

@@ -229,7 +229,7 @@ export class Ingest {
         // the one place a run reads its object: a gzip object (by its bytes) is decompressed here, for every way in
         image
           ? imageBatches(image, run, source.source_key)
-          : batches(inflated(this.blobs.read(t, run.bucket, run.key), this.limits.maxDecompressedBytes), run, source.source_key),
+          : batches(() => inflated(this.blobs.read(t, run.bucket, run.key), this.limits.maxDecompressedBytes), run, source.source_key),
         async (batch) => {
           this.space.check('ingest'); // a run stops at the floor, before the disk fills
           return commitBatch(this.store, run, batch);

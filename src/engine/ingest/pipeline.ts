@@ -1,5 +1,6 @@
 import type { NewRecord, StoredRecord } from '../records.js';
 import { parseObject } from './parse.js';
+import type { CsvInput } from './parsers/csv.js';
 import type { RunState } from './runs.js';
 import { makeTransform } from './transform.js';
 import type { Batch } from './writer.js';
@@ -10,7 +11,7 @@ export const BATCH_SIZE = 2000;
  * Streams an object through parser and transform into batches, starting after `run.resume_line`.
  * A malformed line goes into the batch's errors; the run goes on.
  */
-export async function* batches(input: AsyncIterable<Buffer>, run: RunState, sourceKey: string): AsyncGenerator<Batch> {
+export async function* batches(input: CsvInput, run: RunState, sourceKey: string): AsyncGenerator<Batch> {
   const transform = makeTransform(run.transform, {
     source_key: sourceKey, bucket: run.bucket, etag: run.etag, format: run.format as never, ingested_at: Date.parse(run.ingested_at ?? run.created_at),
   });

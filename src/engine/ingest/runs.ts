@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { IngestRun } from '../../api/ingest.js';
 import { DiskFull, NotFound } from '../errors.js';
 import { newId, now } from '../ids.js';
-import type { IngestFormat, TransformConfig } from '../records.js';
+import { type IngestFormat, type TransformConfig, TRANSFORM_VERSION } from '../records.js';
 import { scanPrefix, type Store } from '../store/db.js';
 import { keys } from '../store/keys.js';
 
@@ -27,6 +27,8 @@ export interface RunState extends IngestRun {
   reparse_from_seq?: number;
   /** the dataset's last seq when the reindex listed its objects: a record another object made after it is theirs, and stays */
   reparse_manifest_seq?: number;
+  /** the transform version the run's records were made with (absent: version 1) */
+  transform_version?: number;
 }
 
 export interface RequestedParse { format?: string; filename?: string; id_field?: string; title_field?: string; body_field?: string; time_field?: string }
@@ -56,6 +58,7 @@ export function newRun(fields: {
   return {
     ingest_run_id: newId('run'),
     ...fields,
+    transform_version: TRANSFORM_VERSION,
     upload_session_id: fields.upload_session_id ?? null,
     connector_run_id: null,
     ingest_failure_id: null,
@@ -84,7 +87,7 @@ export function newRun(fields: {
 
 /** A copy of the run as the API shows it: the live run goes on changing while a reply is written. */
 export function publicRun(run: RunState): IngestRun {
-  const { transform: _t, resume_line: _r, job_id: _j, ingested_at: _i, ...pub } = run;
+  const { transform: _t, resume_line: _r, job_id: _j, ingested_at: _i, transform_version: _v, ...pub } = run;
   return structuredClone(pub);
 }
 

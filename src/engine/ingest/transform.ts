@@ -1,5 +1,5 @@
 import * as crypto from 'node:crypto';
-import { type IngestFormat, type NewRecord, type TransformConfig, TRANSFORM_VERSION } from '../records.js';
+import { type IngestFormat, type NewRecord, type RecordNames, type TransformConfig, TRANSFORM_VERSION } from '../records.js';
 import { makeLineTime } from './lineTime.js';
 
 export interface TransformContext {
@@ -37,8 +37,8 @@ export function makeTransform(cfg: TransformConfig, ctx: TransformContext): Tran
   const { source_key, bucket, etag } = ctx;
   const lineTime = makeLineTime(cfg.time_format, ctx.ingested_at ?? Date.now());
 
-  const record = (id: string, title: string | null, body: string, time: string | null, metadata: Record<string, unknown>, line: number): NewRecord => ({
-    id, title, body, time, metadata, source_key, bucket, etag, line, transform_version: TRANSFORM_VERSION,
+  const record = (id: string, title: string | null, body: string, time: string | null, metadata: Record<string, unknown>, line: number, names?: RecordNames): NewRecord => ({
+    id, title, body, time, metadata, source_key, bucket, etag, line, transform_version: TRANSFORM_VERSION, ...(names && { names }),
   });
 
   return (value, line) => {
@@ -89,7 +89,12 @@ export function makeTransform(cfg: TransformConfig, ctx: TransformContext): Tran
 
     const metadata: Record<string, unknown> = {};
     for (const key of Object.keys(obj)) if (!used.has(key)) setField(metadata, key, obj[key]);
-    return record(id, title, body, time, metadata, line);
+    // the record answers to the names its title, body and time had in the input
+    let names: RecordNames | undefined;
+    if (title !== null && titleField !== 'title') (names ??= {}).title = titleField;
+    if (bodyKey !== null && bodyKey !== 'body') (names ??= {}).body = bodyKey;
+    if (time !== null && timeKey !== null && timeKey !== 'time') (names ??= {}).time = timeKey;
+    return record(id, title, body, time, metadata, line, names);
   };
 }
 

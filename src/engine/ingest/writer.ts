@@ -20,7 +20,8 @@ export interface Batch {
 }
 
 const sameContent = (a: StoredRecord, b: NewRecord) =>
-  a.body === b.body && a.title === b.title && a.time === b.time && JSON.stringify(a.metadata) === JSON.stringify(b.metadata);
+  a.body === b.body && a.title === b.title && a.time === b.time && JSON.stringify(a.metadata) === JSON.stringify(b.metadata) &&
+  JSON.stringify(a.names ?? null) === JSON.stringify(b.names ?? null);
 
 /**
  * Commits one batch — its records, the dataset's sequence and counts, the fields it shows, and the

@@ -12,6 +12,7 @@ import { newRun, type RequestedParse, type Runs, type RunState } from '../ingest
 import { Interrupted, Permanent, type JobContext, type JobQueue, type JobState } from '../jobs/queue.js';
 import type { Sources } from '../sources/sources.js';
 import type { Store } from '../store/db.js';
+import { TRANSFORM_VERSION } from '../records.js';
 import { keys } from '../store/keys.js';
 import { manifest, type ManifestObject } from './manifest.js';
 
@@ -141,7 +142,8 @@ export class Reindexes {
       if (object.reparse_run_id) run = this.runs.find(t, object.reparse_run_id);
       if (!run) {
         const wanted = parseConfig(source, object.key, first.requested ?? asRequested(first));
-        if (same(wanted, { format: first.format, transform: first.transform })) {
+        // the same config makes the same records, unless an earlier transform version made them
+        if (same(wanted, { format: first.format, transform: first.transform }) && (first.transform_version ?? 1) >= TRANSFORM_VERSION) {
           Object.assign(object, { status: 'done', unchanged: true });
           return await save();
         }

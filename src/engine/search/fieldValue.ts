@@ -34,7 +34,23 @@ function buildGetter(path: string): FieldGetter {
     const rest = path.slice('metadata.'.length);
     return (rec) => resolve(rec.metadata, rest);
   }
-  return (rec) => resolve(rec.metadata, path);
+  // the input's name of the record's title, body or time (`Content`, `message`) reads that member
+  return (rec) => {
+    const names = rec.names;
+    if (names !== undefined) {
+      if (names.body === path) return rec.body;
+      if (names.title === path) return rec.title;
+      if (names.time === path) return rec.time;
+    }
+    return resolve(rec.metadata, path);
+  };
+}
+
+/** Which text of the record `path` names by its input name: its body, its title, or neither. */
+export function textScopeOf(rec: StoredRecord, path: string): 'title' | 'body' | null {
+  const names = rec.names;
+  if (names === undefined) return null;
+  return names.body === path ? 'body' : names.title === path ? 'title' : null;
 }
 
 /**

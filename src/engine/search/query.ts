@@ -3,7 +3,7 @@ import safeRegex from 'safe-regex2';
 import { Invalid } from '../errors.js';
 import type { StoredRecord } from '../records.js';
 import { analyze } from '../text/analyzer.js';
-import { anyValue, equalsTest, fieldGetter, orderTest, type Order } from './fieldValue.js';
+import { anyValue, equalsTest, fieldGetter, orderTest, textScopeOf, type Order } from './fieldValue.js';
 import { globMatcher } from './glob.js';
 import { parseQuery, QueryLimitError, QuerySyntaxError, type Bound, type Clause, type Op, type QueryNode, type Value } from './queryParser.js';
 import { RecordText, type Scope } from './recordText.js';
@@ -20,6 +20,8 @@ export interface CompiledQuery {
    * requires none: a cheap test that rules most records out before `test` runs.
    */
   required: string[] | null;
+  /** The field names its clauses read, each once. */
+  fields: string[];
 }
 
 type Test = (text: RecordText) => boolean;
@@ -30,10 +32,10 @@ export function compileQuery(q: string): CompiledQuery {
     const msg = `q is longer than ${LIMITS.q} characters (it has ${q.length})`;
     throw new Invalid(`invalid q: ${msg}`, [{ loc: ['body', 'q'], msg, type: 'value_error' }]);
   }
-  const ctx: Ctx = { input: q, negated: false, scoring: [], terms: new Set() };
+  const ctx: Ctx = { input: q, negated: false, scoring: [], terms: new Set(), fields: new Set() };
   const tree = parse(q);
   const test = compileNode(tree, ctx);
-  return { matches: (rec) => test(new RecordText(rec)), test, scoringText: ctx.scoring.join(' '), required: requiredTerms(tree) };
+  return { matches: (rec) => test(new RecordText(rec)), test, scoringText: ctx.scoring.join(' '), required: requiredTerms(tree), fields: [...ctx.fields] };
 }
 
 function parse(q: string): QueryNode {
@@ -85,6 +87,8 @@ interface Ctx {
   /** Bare terms and phrases outside negation, and their distinct index terms (capped). */
   scoring: string[];
   terms: Set<string>;
+  /** Field names the clauses read. */
+  fields: Set<string>;
 }
 
 const ALWAYS: Test = () => true;
@@ -143,6 +147,7 @@ function any(tests: Test[]): Test {
 }
 
 function compileClause({ field, op, value }: Clause, ctx: Ctx): Test {
+  if (field !== null) ctx.fields.add(field);
   const scope: Scope | null = field === null ? 'all' : field === 'title' || field === 'body' ? field : null;
   if (scope !== null && op === ':' && (value.kind === 'word' || value.kind === 'quoted')) {
     if (field === null && !ctx.negated && (value.kind === 'quoted' || !value.wildcard)) score(value.text, ctx);
@@ -156,7 +161,19 @@ function compileClause({ field, op, value }: Clause, ctx: Ctx): Test {
   if (field === null) throw invalidQ(ctx.input, `a ${value.kind} needs a field name before it`);
   const get = fieldGetter(field);
   const test = compileValueTest(value, op, ctx.input);
-  return (text) => test(get(text.rec));
+  const valueTest: Test = (text) => test(get(text.rec));
+  // a record whose body or title came from a field of this name (`Content:"block"`) matches as `body:` / `title:` would
+  if (op !== ':' || !(value.kind === 'word' || value.kind === 'quoted' || value.kind === 'regex')) return valueTest;
+  const asText: Partial<Record<'title' | 'body', Test>> = {};
+  const textTest = (s: 'title' | 'body'): Test => {
+    if (value.kind !== 'regex') return compileText(s, value);
+    const re = regexOf(value, ctx.input);
+    return (text) => re.test(text.view(s).raw);
+  };
+  return costed((text) => {
+    const s = textScopeOf(text.rec, field);
+    return s === null ? valueTest(text) : (asText[s] ??= textTest(s))(text);
+  }, FIELD_COST);
 }
 
 /** Each distinct term is one more lookup in the text index: their number is capped. */

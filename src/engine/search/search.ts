@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { SearchRequest, type ResultRecord, type SearchEnvelope } from '../../api/search.js';
+import { SearchRequest, type ResultRecord, type SearchEnvelope, type SearchWarning } from '../../api/search.js';
 import { validate } from '../../api/validate.js';
 import type { Caller } from '../auth/caller.js';
 import type { Datasets } from '../datasets/datasets.js';
@@ -16,6 +16,7 @@ import { fieldValue } from './fieldValue.js';
 import { compileFilters } from './filters.js';
 import { decodeCursor, encodeCursor, invalidCursor, type Frozen, type RankedHit, type SearchHandle, SearchHandles } from './handles.js';
 import { compileQuery } from './query.js';
+import { fieldWarnings, namedFields } from './fieldWarnings.js';
 import { Deadline } from './deadline.js';
 import { Gate } from './gate.js';
 import { compileSort, type SortHit, type Sorter } from './sort.js';
@@ -130,7 +131,7 @@ export class Search {
       r.hits.map(({ ds, seq, score }) => ({ ds, seq, score })),
       at.replay?.search_id,
     );
-    return this.envelope(handle, page.records, r.hits.length > end ? encodeCursor(handle, end) : null, started);
+    return this.envelope(t, handle, page.records, r.hits.length > end ? encodeCursor(handle, end) : null, started);
   }
 
   /** Every match of the request counted and aggregated; the best `depth` of them ranked. */
@@ -263,7 +264,7 @@ export class Search {
     const hits = this.handles.hits(t, handle.search_id, offset, offset + limit);
     const page = this.results(t, handle.datasets, hits, handle.score_kind, new Set(handle.terms));
     const end = offset + page.used;
-    return this.envelope(handle, page.records, end < handle.ranked ? encodeCursor(handle, end) : null, started);
+    return this.envelope(t, handle, page.records, end < handle.ranked ? encodeCursor(handle, end) : null, started);
   }
 
   /**
@@ -385,7 +386,18 @@ export class Search {
     }
   }
 
-  private envelope(handle: SearchHandle, records: ResultRecord[], next: string | null, started: number): SearchEnvelope {
+  /** What a search names that none of its datasets has (`level` where they have `Level`): each page says so. */
+  private fieldWarnings(t: string, handle: SearchHandle): SearchWarning[] {
+    const request = handle.request;
+    const qFields = request.q?.trim() ? compileQuery(request.q).fields : [];
+    return fieldWarnings(this.store, t, handle.datasets, namedFields(request, qFields));
+  }
+
+  private envelope(t: string, handle: SearchHandle, records: ResultRecord[], next: string | null, started: number): SearchEnvelope {
+    const warnings: SearchWarning[] = this.fieldWarnings(t, handle);
+    if (handle.ranked < handle.total) {
+      warnings.push({ code: 'ranking_truncated', message: `pages stop after the first ${handle.ranked} of ${handle.total} records: narrow the search to page through the rest, or export it (POST /v1/export, svc export create) to get every one` });
+    }
     return {
       search_id: handle.search_id,
       took_ms: Math.round((performance.now() - started) * 100) / 100,
@@ -394,9 +406,7 @@ export class Search {
       records,
       aggregations: handle.aggregations,
       next_cursor: next,
-      ...(handle.ranked < handle.total && {
-        warnings: [{ code: 'ranking_truncated', message: `pages stop after the first ${handle.ranked} of ${handle.total} records: narrow the search to page through the rest, or export it (POST /v1/export, svc export create) to get every one` }],
-      }),
+      ...(warnings.length > 0 && { warnings }),
     };
   }
 }

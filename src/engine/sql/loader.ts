@@ -1,6 +1,7 @@
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import type { StoredRecord } from '../records.js';
 import { appendRecord, columnIndex, flatFields, flatten, type ColumnIndex, type FlatFields } from './rows.js';
+import { aliasFields } from '../fields/discover.js';
 import type { ValueType } from '../fields/discover.js';
 import { COLUMN_TYPES, fieldKey, INTERNAL_SCHEMA, MAX_FIELD_COLUMNS, physicalName, physicalTable, planNames, publishViewSql, quote } from './schema.js';
 import type { TableState } from './tableState.js';
@@ -58,8 +59,14 @@ export class Loader {
     this.lastSeq = records[records.length - 1].seq;
     const fields = flatFields();
     const starts = new Int32Array(records.length + 1);
+    const add = (path: string, type: ValueType, value: unknown) => {
+      fields.paths.push(path);
+      fields.types.push(type);
+      fields.values.push(value);
+    };
     records.forEach((rec, r) => {
       flatten(rec.metadata, fields);
+      aliasFields(rec, add); // `Content`, a Loghub CSV's body, is a column as well as `_body`
       starts[r + 1] = fields.paths.length;
     });
     const at = new Int32Array(fields.paths.length);

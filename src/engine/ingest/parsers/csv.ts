@@ -5,9 +5,21 @@ import { Parser } from '@fast-csv/parse/build/src/parser/Parser.js';
 import type { ParsedItem } from '../../records.js';
 import { asBuffer, BAD_UTF8, decodeUtf8, isBlank, MAX_LINE_BYTES } from '../lines.js';
 
-/** A header row, then one object per data row, each with the line the row starts on. */
-export async function* parseCsv(input: AsyncIterable<Buffer>): AsyncGenerator<ParsedItem> {
-  const rows = new RowReader();
+/** An object's bytes, read once (an iterable) or as often as asked (a function opening it again). */
+export type CsvInput = AsyncIterable<Buffer> | (() => AsyncIterable<Buffer>);
+
+/**
+ * A header row, then one object per data row, each with the line the row starts on. Given a way to
+ * read the object again, a first pass decides each column's type for the whole object (see
+ * ColumnTypes); read once, each cell is typed on its own (see csvCell).
+ */
+export async function* parseCsv(input: CsvInput): AsyncGenerator<ParsedItem> {
+  let types: ColumnKind[] | null = null;
+  if (typeof input === 'function') {
+    types = await columnTypes(input());
+    input = input();
+  }
+  const rows = new RowReader(types);
   for await (const batch of rawRows(input)) {
     for (const raw of batch) {
       const item = rows.read(raw);
@@ -44,11 +56,66 @@ export function csvCell(s: string): string | number | boolean {
   return s;
 }
 
+/** What a whole column holds: numbers, booleans or strings; `cell` for a column typed cell by cell. */
+type ColumnKind = 'number' | 'boolean' | 'string' | 'cell';
+
+/**
+ * The first pass: a column is a number column when every non-empty cell of the object round-trips
+ * as a number (csvCell's test), a boolean column when every one is `true` or `false`, else a string
+ * column, so `081109` and `203615` in one column are both strings. Rows the parse refuses (a wrong
+ * column count, bad UTF-8) do not count. It keeps one state per column, whatever the object's size.
+ */
+async function columnTypes(input: AsyncIterable<Buffer>): Promise<ColumnKind[]> {
+  const rows = new RowReader(null);
+  let seen: ('none' | 'number' | 'boolean' | 'string')[] = [];
+  for await (const batch of rawRows(input)) {
+    for (const raw of batch) {
+      const cells = rows.cells(raw);
+      if (rows.failed) return [];
+      if (cells === null) continue;
+      if (seen.length === 0) seen = cells.map(() => 'none');
+      for (let j = 0; j < cells.length; j++) {
+        const was = seen[j];
+        if (was === 'string' || cells[j] === '') continue;
+        const v = csvCell(cells[j]);
+        const kind = typeof v === 'number' ? 'number' : typeof v === 'boolean' ? 'boolean' : 'string';
+        seen[j] = was === 'none' || was === kind ? kind : 'string';
+      }
+    }
+  }
+  return seen.map((k) => (k === 'none' ? 'string' : k));
+}
+
+/** A cell of a column whose type the first pass decided: an empty cell of a number or boolean column has no value (null). */
+function typedCell(s: string, kind: ColumnKind): unknown {
+  if (kind === 'string') return s;
+  if (kind === 'cell') return csvCell(s);
+  if (s === '') return null;
+  return csvCell(s);
+}
+
 class RowReader {
   private header: string[] | null = null;
   private readonly parser = new Parser(new ParserOptions({}));
   /** Set when the header cannot be read: no row after it means anything. */
   failed = false;
+
+  constructor(private readonly types: ColumnKind[] | null) {}
+
+  /** The cells of a data row with the header's column count; null for the header, a blank or refused row. */
+  cells(raw: RawRow): string[] | null {
+    const fields = this.fields(raw);
+    if (fields === null) return null;
+    if (typeof fields === 'string') {
+      if (this.header === null) this.failed = true;
+      return null;
+    }
+    if (this.header === null) {
+      this.header = fields;
+      return null;
+    }
+    return fields.length === this.header.length ? fields : null;
+  }
 
   read(raw: RawRow): ParsedItem | null {
     const { line } = raw;
@@ -67,11 +134,13 @@ class RowReader {
       return { line, error: `expected ${header.length} columns, got ${fields.length}` };
     }
     const value: Record<string, unknown> = {};
+    const types = this.types;
     for (let j = 0; j < header.length; j++) {
       const key = header[j];
+      const cell = typedCell(fields[j], types?.[j] ?? 'cell');
       // A column named __proto__ must stay data, not become the prototype.
-      if (key === '__proto__') Object.defineProperty(value, key, { value: csvCell(fields[j]), enumerable: true, writable: true, configurable: true });
-      else value[key] = csvCell(fields[j]);
+      if (key === '__proto__') Object.defineProperty(value, key, { value: cell, enumerable: true, writable: true, configurable: true });
+      else value[key] = cell;
     }
     return { line, value };
   }
