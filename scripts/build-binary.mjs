@@ -6,7 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -156,7 +156,11 @@ const inputs = binaryInputs(ROOT);
 const workerFile = join(OUT, 'text-worker.cjs');
 const workerNeeds = await bundle('engine/text/textWorker.js', workerFile, 'worker');
 
-const files = { ...natives, 'text-worker.cjs': workerFile, 'wink-sg-100d.bin': vectors };
+// the web console's page and scripts, served from memory (never unpacked)
+const consoleDir = join(DIST, 'console');
+if (!existsSync(join(consoleDir, 'index.html'))) fail('dist/console is not built: run `npm run build`');
+const consoleFiles = Object.fromEntries(readdirSync(consoleDir).map((name) => [`console/${name}`, join(consoleDir, name)]));
+const files = { ...natives, 'text-worker.cjs': workerFile, 'wink-sg-100d.bin': vectors, ...consoleFiles };
 const assets = Object.fromEntries(Object.entries(files).map(([name, file]) => [name, described(file, name === 'text-worker.cjs' ? workerNeeds.sort() : NEEDS[name])]));
 const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
 const build = createHash('sha256').update(JSON.stringify(assets)).digest('hex').slice(0, 12);

@@ -35,11 +35,12 @@ function script(blocks: string[], port: number, work: string): string {
     .split('\n')
     .map((line) => {
       if (/^npx svc serve\b/.test(line)) return 'start_server';
+      // /tmp/ first: the data's own path may be under /tmp
       return line
+        .replaceAll('/tmp/', `${work}/`)
         .replaceAll('npx svc', 'svc')
         .replaceAll('../shared/data', DATA)
         .replaceAll('localhost:7360', `localhost:${port}`)
-        .replaceAll('/tmp/', `${work}/`)
         .replace(/\bcurl -s /g, 'curl -sf ')
         .replace(/\bjq -r /g, 'jq -er ');
     })

@@ -32,6 +32,7 @@ export const COMMANDS: [names: string[], load: () => Promise<Adder[]>][] = [
   [['whoami'], async () => [(await import('./commands/members.js')).whoamiCommand]],
   [['login'], async () => [(await import('./commands/login.js')).loginCommand]],
   [['logout'], async () => [(await import('./commands/login.js')).logoutCommand]],
+  [['console'], async () => [(await import('./commands/console.js')).consoleCommand]],
   [['status'], async () => [(await import('./commands/status.js')).statusCommand]],
   [['completion'], async () => [(await import('./commands/completion.js')).completionCommand]],
 ];

@@ -7,6 +7,7 @@ import { Keys } from './auth/keys.js';
 import { TokenCache } from './auth/tokenCache.js';
 import { loadSecret } from './auth/secret.js';
 import { Sessions } from './auth/sessions.js';
+import { ConsoleSessions } from './auth/consoleSessions.js';
 import { BlobStore } from './blobs/store.js';
 import { configFromEnv, withOverrides, type EngineConfig } from './config.js';
 import { Datasets } from './datasets/datasets.js';
@@ -74,6 +75,7 @@ export interface OpenOptions extends StoreOptions, FloorOptions {
 export class Engine {
   readonly directory: Directory;
   readonly sessions: Sessions;
+  readonly console: ConsoleSessions;
   readonly keys: Keys;
   readonly identity: Identity;
   readonly tenants: PlatformTenants;
@@ -110,6 +112,7 @@ export class Engine {
     this.directory = new Directory(store);
     this.sessions = new Sessions(secret);
     this.tokenCache = new TokenCache();
+    this.console = new ConsoleSessions(store, this.sessions, this.directory, secret, this.tokenCache, DEFAULT_SESSION_TTL);
     this.keys = new Keys(store, this.tokenCache);
     this.identity = new Identity(this.directory, this.keys);
     this.ingestTokens = new IngestTokens(store, this.tokenCache);
@@ -204,6 +207,7 @@ export class Engine {
     const cached = this.tokenCache.get(token);
     if (cached) return cached;
     const { userId, expiresAtMs } = await this.sessions.verify(token);
+    this.console.assertNotEnded(token);
     if (!this.directory.user(userId)) throw new Unauthenticated('unknown user');
     const principal: Principal = { user_id: userId, kind: 'session' };
     this.tokenCache.set(token, principal, expiresAtMs);

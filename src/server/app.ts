@@ -1,3 +1,4 @@
+import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import { Ajv } from 'ajv';
 import ajvFormats from 'ajv-formats';
@@ -36,6 +37,7 @@ import { viewRoutes } from './routes/views.js';
 import { endpointRoutes } from './routes/endpoints.js';
 import { detectionRoutes } from './routes/detections.js';
 import { connectorRoutes } from './routes/connectors.js';
+import { consoleRoutes } from './routes/console.js';
 
 export interface AppOptions {
   /** where the one-line-per-request log goes (none when absent), and every 5xx (stderr when absent) */
@@ -121,9 +123,10 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
     }
   });
   if (opts.rateLimit) await rateLimits(app, opts.rateLimit);
+  await app.register(cookie); // before authenticate, which reads the console's session cookie
   app.addHook('onRequest', authenticate(engine));
   if (opts.log) requestLogger(app, opts.log);
-  for (const routes of [healthRoutes, identityRoutes, keyRoutes, platformRoutes, datasetRoutes, fieldRoutes, searchRoutes, viewRoutes, endpointRoutes, detectionRoutes, semanticRoutes, sqlRoutes, sourceRoutes, connectorRoutes, deletionRoutes, reindexRoutes, ingestRoutes, uploadRoutes, jobRoutes, exportRoutes, imageRoutes]) routes(app, engine);
+  for (const routes of [healthRoutes, identityRoutes, keyRoutes, platformRoutes, datasetRoutes, fieldRoutes, searchRoutes, viewRoutes, endpointRoutes, detectionRoutes, semanticRoutes, sqlRoutes, sourceRoutes, connectorRoutes, deletionRoutes, reindexRoutes, ingestRoutes, uploadRoutes, jobRoutes, exportRoutes, imageRoutes, consoleRoutes]) routes(app, engine);
   await app.ready();
   return app;
 }

@@ -3,6 +3,7 @@ import { LIMITS } from '../api/limits.js';
 import type { Caller, Principal } from '../engine/auth/caller.js';
 import { BadRequest, Forbidden, Unauthenticated } from '../engine/errors.js';
 import type { Engine } from '../engine/index.js';
+import { CSRF_HEADER, SESSION_COOKIE, cookieToken } from './console/cookie.js';
 import { POLICY, policyKey } from './policy.js';
 
 declare module 'fastify' {
@@ -13,6 +14,7 @@ declare module 'fastify' {
 }
 
 export const TENANT_HEADER = 'x-service-tenant-id';
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** The token of an `Authorization: Bearer …` header, if it is one. */
 export const bearerToken = (header: string | undefined): string | undefined => /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1];
@@ -25,9 +27,16 @@ export function authenticate(engine: Engine) {
     if (policy.auth === 'none') return;
     // lengths are checked before any lookup: a tenant id is part of every stored key, and LMDB keys are short
     if ((req.headers.authorization?.length ?? 0) > LIMITS.authorization) throw new Unauthenticated(`the Authorization header is longer than ${LIMITS.authorization} characters`);
-    const token = bearerToken(req.headers.authorization);
+    const cookie = cookieToken(req);
+    if ((cookie?.length ?? 0) > LIMITS.authorization) throw new Unauthenticated(`the ${SESSION_COOKIE} cookie is longer than ${LIMITS.authorization} characters`);
+    const token = bearerToken(req.headers.authorization) ?? cookie;
     if (!token) throw new Unauthenticated('Not authenticated');
     const principal = (req.principal = await engine.authenticate(token));
+    // a cookie is sent by the browser whoever made the page: a change needs the header only the console's own page can set
+    if (cookie && !SAFE_METHODS.has(req.method)) {
+      const csrf = req.headers[CSRF_HEADER];
+      if (principal.kind !== 'session' || typeof csrf !== 'string' || !engine.console.csrfMatches(token, csrf)) throw new Forbidden(`the ${CSRF_HEADER} header is missing or does not match the session`);
+    }
     if (principal.kind === 'ingest_token') {
       if (policy.auth !== 'ingest') throw new Unauthenticated('an ingest token authenticates ingestion into its own source only');
       req.caller = engine.ingestCaller(principal, (req.params as { source_key: string }).source_key);

@@ -19,6 +19,12 @@ export const POLICY: Record<string, RoutePolicy> = {
   'GET /healthz': { auth: 'none' },
   'GET /openapi.json': { auth: 'none' },
 
+  'GET /': { auth: 'none' },
+  'GET /console/:file': { auth: 'none' },
+  'POST /v1/console/session': { auth: 'none' },
+  'GET /v1/console/session': { auth: 'user' },
+  'DELETE /v1/console/session': { auth: 'user' },
+
   'GET /v1/me': { auth: 'user' },
   'POST /v1/admin/members': admin,
   'GET /v1/admin/members': member,

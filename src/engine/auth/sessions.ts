@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Unauthenticated } from '../errors.js';
 
 const ISSUER = 'svc';
@@ -14,9 +15,35 @@ export class Sessions {
       .setProtectedHeader({ alg: 'HS256' })
       .setSubject(userId)
       .setIssuer(ISSUER)
+      .setJti(randomBytes(16).toString('base64url')) // two sessions minted in one second are still two: one can end alone
       .setIssuedAt()
       .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
       .sign(this.secret);
+  }
+
+  /** A one-time console sign-in link's code for a user: a short-lived token of its own type, with an id to spend it by. */
+  async issueSignIn(userId: string, ttlSeconds: number): Promise<string> {
+    const { SignJWT } = await jose();
+    return new SignJWT({ typ: 'signin' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(userId)
+      .setIssuer(ISSUER)
+      .setJti(randomBytes(16).toString('base64url'))
+      .setIssuedAt()
+      .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
+      .sign(this.secret);
+  }
+
+  /** The user and link id of a valid sign-in code (it says nothing of whether the link was spent). */
+  async verifySignIn(code: string): Promise<{ userId: string; linkId: string; expiresAtMs: number }> {
+    const { jwtVerify } = await jose();
+    try {
+      const { payload } = await jwtVerify(code, this.secret, { issuer: ISSUER, algorithms: ['HS256'] });
+      if (payload.typ !== 'signin' || typeof payload.sub !== 'string' || typeof payload.jti !== 'string') throw new Error('not a sign-in code');
+      return { userId: payload.sub, linkId: payload.jti, expiresAtMs: (payload.exp ?? 0) * 1000 };
+    } catch {
+      throw new Unauthenticated('this sign-in link is invalid or has expired: run `svc console` for a new one');
+    }
   }
 
   /** The user a valid session stands for, and when the session expires. */

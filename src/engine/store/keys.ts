@@ -12,6 +12,10 @@ const kind =
  */
 export const keys = {
   // process-wide (SYSTEM)
+  /** a console sign-in link already exchanged (value: when it would have expired, ms) */
+  signInUsed: kind<[linkId?: string]>('signin'),
+  /** a signed-out console session, by the hash of its token (value: when it expires, ms) */
+  sessionEnded: kind<[tokenHash?: string]>('endsess'),
   tenant: kind<[tenantId?: string]>('tenant'),
   user: kind<[userId?: string]>('user'),
   email: kind<[email?: string]>('email'),
