@@ -14,6 +14,7 @@
  *   npm run bench -- reindex   1M records ingested, then reindexed under a stream of text searches (slow)
  *   npm run bench -- startup   start-up of node bin/svc.js and of the single executable (first run, warm), its size
  *   npm run bench -- tail      a followed directory: append → searchable lines/s vs one ingest stream, write → first hit delay
+ *   npm run bench -- console   the web console in Chromium: page weight, first paint, response → results on screen
  *   npm run bench -- detections   ingest with 0, 10 and 100 on-ingest detections; a query endpoint vs POST /v1/search, cached and not
  * Names can be combined: npm run bench -- ingest relevance
  */
@@ -40,6 +41,7 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   detections: async () => (await import('./detections.js')).detectionsBench(),
   tail: async () => (await import('./tail.js')).tailBench(),
   startup: async () => (await import('./startup.js')).startupBench(),
+  console: async () => (await import('./console.js')).consoleBench(),
 };
 const DEFAULT = ['ingest', 'latency', 'relevance'];
 
