@@ -1,4 +1,3 @@
-import { writeToString } from 'fast-csv';
 import { fitWidths } from './fit.js';
 import { cutVisible, paint, visibleLength } from './highlight.js';
 import { colourAllowed, terminalWidth } from './terminal.js';
@@ -46,8 +45,11 @@ export function tableText(rows: Row[], columns: string[], widths?: number[], wit
 }
 
 /** Rows as CSV lines, a text file's way (each ending with a newline), under the header when `header` is set. */
-export const csvText = async (rows: Row[], columns: string[], header = true): Promise<string> =>
-  !header && rows.length === 0 ? '' : writeToString(rows.map((r) => Object.fromEntries(columns.map((c) => [c, cell(pick(r, c))]))), { headers: columns, writeHeaders: header, alwaysWriteHeaders: header, includeEndRowDelimiter: true });
+export const csvText = async (rows: Row[], columns: string[], header = true): Promise<string> => {
+  if (!header && rows.length === 0) return '';
+  const { writeToString } = await import('fast-csv'); // loaded when first used: most output is not CSV
+  return writeToString(rows.map((r) => Object.fromEntries(columns.map((c) => [c, cell(pick(r, c))]))), { headers: columns, writeHeaders: header, alwaysWriteHeaders: header, includeEndRowDelimiter: true });
+};
 
 /**
  * Writes a command's result. `value` is the whole answer (json); `rows` are its items (one a line in

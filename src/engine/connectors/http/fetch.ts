@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { request } from 'undici';
 import { HttpSyncError } from './error.js';
 import { resolveUrl } from './link.js';
 
@@ -70,6 +69,7 @@ async function attempt(req: FetchRequest): Promise<FetchedPage | Failure> {
       const headers = { ...req.headers, ...(new URL(url).origin === origin ? req.secretHeaders : {}) };
       if (req.ifNoneMatch !== undefined) headers['if-none-match'] = req.ifNoneMatch;
       // timeouts of undici's own as well, so that no default of its outlives the signal's
+      const { request } = await import('undici'); // loaded when first used: most commands never sync a connector
       const res = await request(url, { method: 'GET', headers, signal, headersTimeout: req.timeoutMs, bodyTimeout: req.timeoutMs });
       const status = res.statusCode;
       if ((status >= 200 && status < 300) || (status === 304 && req.ifNoneMatch !== undefined)) {

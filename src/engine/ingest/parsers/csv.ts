@@ -1,4 +1,4 @@
-import { ParserOptions } from 'fast-csv';
+import { ParserOptions } from '@fast-csv/parse';
 // fast-csv's streaming API reports no positions; its synchronous row parser, fed one row at a
 // time, lets this file own row boundaries (and so line numbers) while fast-csv owns the fields.
 import { Parser } from '@fast-csv/parse/build/src/parser/Parser.js';
