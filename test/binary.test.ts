@@ -113,7 +113,7 @@ describe('the single executable, copied away from the project', () => {
     expect(Object.keys(unpacked())).toEqual(expect.arrayContaining(['usearch.node', 'wink-sg-100d.bin']));
   }, 120_000);
 
-  it('serves HTTP: /healthz and an authenticated search', async () => {
+  it('serves HTTP: /healthz, an authenticated search and the web console', async () => {
     server = await served(spawn(svcBin, ['serve', '--port', '0'], { cwd: dir.path, env, stdio: ['ignore', 'pipe', 'pipe'] }));
     const health = await fetch(`${server.url}/healthz`);
     expect(health.status).toBe(200);
@@ -129,6 +129,14 @@ describe('the single executable, copied away from the project', () => {
     expect(body.records[0].body).toMatch(/PacketResponder/);
     const anonymous = await fetch(`${server.url}/v1/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(anonymous.status).toBe(401);
+    // the web console, from the executable's own copy, byte for byte the built one
+    const page = await fetch(`${server.url}/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await page.text()).toBe(readFileSync(join(ROOT, 'dist/console/index.html'), 'utf8'));
+    const script = await fetch(`${server.url}/console/app.js`);
+    expect(script.status).toBe(200);
+    expect(Buffer.from(await script.arrayBuffer()).equals(readFileSync(join(ROOT, 'dist/console/app.js')))).toBe(true);
   }, 60_000);
 
   it('keeps a login in the same store as the CLI under node: the OS keyring, through the addon it carries, when there is one', () => {
