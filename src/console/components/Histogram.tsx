@@ -40,6 +40,8 @@ export function Histogram({ buckets, stepMs, onRange }: Props) {
       width: Math.max(200, el.clientWidth),
       height: 160,
       legend: { show: false },
+      // the form's times are UTC: so are the axis labels
+      tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
       cursor: { drag: { x: true, y: false, setScale: false }, points: { show: false } },
       scales: { x: { time: true, range: (_u, min, max) => [min - stepMs / 2000, max + stepMs / 2000] }, y: { range: (_u, _min, max) => [0, Math.max(1, max) * 1.1] } },
       axes: [{ stroke: '#444', grid: { stroke: '#eee' } }, { stroke: '#444', grid: { stroke: '#eee' }, size: 50 }],

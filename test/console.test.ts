@@ -1,0 +1,155 @@
+/**
+ * The web console in Debian's Chromium (through playwright-core) against a real `svc serve` holding
+ * the HDFS sample: sign-in with a one-time link, search with highlights and a histogram, a record's
+ * line in context, SQL and its errors, minting and revoking a tenant key, sign-out. A screenshot of
+ * each page goes to test-output/console/. Without /usr/bin/chromium the tests are reported skipped.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DATA, ROOT, init, serve, svc, tempDir, type Server } from './helpers/cli.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const SHOTS = join(ROOT, 'test-output/console');
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+describe.skipIf(!existsSync(CHROMIUM))('web console in Chromium', () => {
+  const dir = tempDir('svc-console-');
+  const dataDir = join(dir.path, 'data');
+  let server: Server;
+  let browser: Browser;
+  let page: Page;
+  let link = '';
+
+  const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  const go = async (route: string) => {
+    await page.goto(`${server.url}/#/${route}`);
+  };
+
+  beforeAll(async () => {
+    const built = spawnSync(process.execPath, [join(ROOT, 'scripts/build-console.mjs')], { encoding: 'utf8' });
+    if (built.status !== 0) throw new Error(`build-console failed: ${built.stderr}${built.stdout}`);
+    mkdirSync(SHOTS, { recursive: true });
+    init(dataDir);
+    for (const args of [['datasets', 'create', 'hdfs', '--no-semantic'], ['ingest', 'hdfs', join(DATA, 'loghub/HDFS/HDFS_2k.log'), '--format', 'text', '--wait']]) {
+      const r = svc(args, { dataDir });
+      if (r.status !== 0) throw new Error(`svc ${args[0]}: ${r.stderr}`);
+    }
+    server = await serve(dataDir);
+    const r = svc(['console', '--email', 'admin@localhost', '--no-open', '--output', 'json'], { dataDir });
+    if (r.status !== 0) throw new Error(`svc console: ${r.stderr}`);
+    link = r.json().url;
+    const { chromium } = await import('playwright-core');
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  }, 90_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    dir.remove();
+  });
+
+  it('signs in with the link, and takes the code out of the address', async () => {
+    expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#\/signin\?code=/);
+    await page.goto(link);
+    await page.getByTestId('search-text').waitFor();
+    expect(page.url()).not.toContain('code=');
+    expect(page.url()).toMatch(/#\/search$/);
+    expect(await page.getByTestId('user-email').innerText()).toBe('admin@localhost');
+  });
+
+  it('does not take the same code twice', async () => {
+    const other = await browser.newContext();
+    try {
+      const p = await other.newPage();
+      await p.goto(link);
+      const msg = p.getByTestId('signin-message');
+      await expect.poll(() => msg.innerText()).toContain('already been used');
+      expect(await p.getByTestId('search-text').count()).toBe(0);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('searches: highlighted hits and a histogram', async () => {
+    await page.getByTestId('search-text').fill('PacketResponder');
+    await page.getByTestId('search-submit').click();
+    await page.getByTestId('result').first().waitFor();
+    expect(await page.getByTestId('result').count()).toBeGreaterThan(5);
+    const mark = page.getByTestId('result').first().locator('mark').first();
+    expect(await mark.innerText()).toBe('PacketResponder');
+    await page.getByTestId('histogram').locator('canvas').waitFor();
+    const box = await page.getByTestId('histogram').boundingBox();
+    expect(box!.height).toBeGreaterThan(100);
+  });
+
+  it("opens a record: its line in context is the record's body", async () => {
+    const first = page.getByTestId('result').first();
+    const body = await first.getByTestId('result-snippet').first().innerText();
+    await first.click();
+    const current = page.getByTestId('context-panel').getByTestId('context-line-current');
+    await current.waitFor();
+    expect(await current.locator('code').innerText()).toBe(body);
+    expect(await page.getByTestId('context-panel').locator('li').count()).toBeGreaterThan(1);
+    await shot('search');
+  });
+
+  it('runs SQL, and shows its errors', async () => {
+    await page.getByTestId('nav-sql').click();
+    await page.getByTestId('sql-editor').fill('SELECT count(*) AS n FROM hdfs');
+    await page.getByTestId('sql-run').click();
+    const table = page.getByTestId('sql-table');
+    await table.waitFor();
+    expect(await table.locator('tbody td').first().innerText()).toBe('2000');
+    await shot('sql');
+    await page.getByTestId('sql-editor').fill('SELECT nope FROM hdfs');
+    await page.getByTestId('sql-editor').press('Control+Enter');
+    const error = page.getByTestId('sql-error');
+    await error.waitFor();
+    expect(await error.innerText()).toContain('Referenced column "nope" not found');
+    await shot('sql-error');
+  });
+
+  it('lists datasets with their ingest runs', async () => {
+    await page.getByTestId('nav-datasets').click();
+    await page.getByText('HDFS_2k.log').waitFor();
+    await shot('datasets');
+  });
+
+  it('mints a tenant key (shown once), lists it, and revokes it', async () => {
+    await page.getByTestId('nav-keys').click();
+    await page.getByTestId('key-name').fill('browser test key');
+    await page.getByTestId('key-mint').click();
+    const plaintext = page.getByTestId('key-plaintext');
+    await plaintext.waitFor();
+    const token = await plaintext.innerText();
+    expect(token).toMatch(/^svctk\.v1\./);
+    await shot('keys-minted');
+    await page.getByRole('button', { name: 'Close' }).click();
+    await expect.poll(() => plaintext.count()).toBe(0);
+    expect(await page.content()).not.toContain(token);
+    const row = page.getByTestId('key-row').filter({ hasText: 'browser test key' });
+    await row.waitFor();
+    await shot('keys');
+    page.once('dialog', (d) => void d.accept());
+    await row.getByTestId('key-revoke').click();
+    await expect.poll(() => page.getByTestId('key-row').filter({ hasText: 'browser test key' }).count()).toBe(0);
+  });
+
+  it('signs out; a reload stays signed out', async () => {
+    await page.getByTestId('signout').click();
+    const msg = page.getByTestId('signin-message');
+    await msg.waitFor();
+    expect(await msg.innerText()).toContain('svc console');
+    await shot('signin');
+    await page.reload();
+    await page.getByTestId('signin-message').waitFor();
+    expect(await page.getByTestId('search-text').count()).toBe(0);
+    await go('search');
+    await page.getByTestId('signin-message').waitFor();
+    expect(await page.getByTestId('nav-search').count()).toBe(0);
+  });
+});
