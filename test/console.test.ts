@@ -86,6 +86,22 @@ describe.skipIf(!existsSync(CHROMIUM))('web console in Chromium', () => {
     expect(box!.height).toBeGreaterThan(100);
   });
 
+  it('narrows the time range by dragging across the histogram', async () => {
+    const summary = page.getByRole('status').filter({ hasText: 'records' });
+    const before = parseInt((await summary.innerText()).replace(/,/g, ''), 10);
+    const plot = await page.getByTestId('histogram').locator('.u-over').boundingBox();
+    const y = plot!.y + plot!.height / 2;
+    await page.mouse.move(plot!.x + plot!.width * 0.3, y);
+    await page.mouse.down();
+    await page.mouse.move(plot!.x + plot!.width * 0.5, y, { steps: 5 });
+    await page.mouse.up();
+    await expect.poll(() => page.getByLabel('From').inputValue()).not.toBe('');
+    await expect.poll(async () => parseInt((await summary.innerText()).replace(/,/g, ''), 10)).toBeLessThan(before);
+    await page.getByRole('button', { name: 'All', exact: true }).click();
+    await page.getByTestId('search-submit').click();
+    await expect.poll(async () => parseInt((await summary.innerText()).replace(/,/g, ''), 10)).toBe(before);
+  });
+
   it("opens a record: its line in context is the record's body", async () => {
     const first = page.getByTestId('result').first();
     const body = await first.getByTestId('result-snippet').first().innerText();
@@ -113,9 +129,16 @@ describe.skipIf(!existsSync(CHROMIUM))('web console in Chromium', () => {
     await shot('sql-error');
   });
 
-  it('lists datasets with their ingest runs', async () => {
+  it('lists datasets with their ingest runs, and uploads a file into one', async () => {
     await page.getByTestId('nav-datasets').click();
     await page.getByText('HDFS_2k.log').waitFor();
+    const lines = Array.from({ length: 50 }, (_, i) => `2026-11-22T07:00:${String(i).padStart(2, '0')}Z WARN uploaded line ${i}`).join('\n');
+    await page.getByTestId('upload-file').setInputFiles({ name: 'uploaded.log', mimeType: 'text/plain', buffer: Buffer.from(`${lines}\n`) });
+    await page.getByRole('button', { name: 'Upload', exact: true }).click();
+    await page.getByText(/ingest run \S+ started/).waitFor();
+    const run = page.getByRole('row').filter({ hasText: 'uploaded.log' });
+    await expect.poll(() => run.innerText(), { timeout: 20_000 }).toContain('ready');
+    expect(await run.innerText()).toContain('50');
     await shot('datasets');
   });
 
@@ -137,6 +160,24 @@ describe.skipIf(!existsSync(CHROMIUM))('web console in Chromium', () => {
     page.once('dialog', (d) => void d.accept());
     await row.getByTestId('key-revoke').click();
     await expect.poll(() => page.getByTestId('key-row').filter({ hasText: 'browser test key' }).count()).toBe(0);
+  });
+
+  it('goes back to sign-in when the session ends under it', async () => {
+    const other = await browser.newContext();
+    try {
+      const p = await other.newPage();
+      const r = svc(['console', '--email', 'admin@localhost', '--no-open', '--output', 'json'], { dataDir });
+      await p.goto(r.json().url);
+      await p.getByTestId('search-text').waitFor();
+      await other.clearCookies();
+      await p.getByTestId('nav-sql').click();
+      await p.getByTestId('sql-run').click();
+      const msg = p.getByTestId('signin-message');
+      await msg.waitFor();
+      expect(await msg.innerText()).toBe('Your session has ended. Run svc console for a new sign-in link.');
+    } finally {
+      await other.close();
+    }
   });
 
   it('signs out; a reload stays signed out', async () => {

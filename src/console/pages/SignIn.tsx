@@ -9,6 +9,11 @@ import { useSignal } from '../signal';
 export const SESSION_ENDED = 'Your session has ended. Run `svc console` for a new sign-in link.';
 const HOW = 'Run `svc console` on the machine that runs `svc serve`, then open the link it prints.';
 
+/** Text whose `backquoted` parts are commands, shown as code (as text nodes, never HTML). */
+function CodeText({ text }: { text: string }) {
+  return <>{text.split('`').map((p, i) => (i % 2 ? <code key={i}>{p}</code> : p))}</>;
+}
+
 export function SignIn({ code }: { code: string | null }) {
   const notice = useSignal(signInNotice);
   const s = useSignal(session);
@@ -39,9 +44,8 @@ export function SignIn({ code }: { code: string | null }) {
       <div class="card signin-card">
         <h1>svc console</h1>
         <p data-testid="signin-message" role={state.error || notice ? 'alert' : undefined} class={state.error ? 'error-text' : undefined}>
-          {message}
+          <CodeText text={message} />
         </p>
-        {!state.busy && (notice || state.error) && <p class="muted">{HOW}</p>}
       </div>
     </main>
   );
