@@ -113,6 +113,21 @@ describe.skipIf(!existsSync(CHROMIUM))('web console in Chromium', () => {
     await shot('search');
   });
 
+  it('saves the search as a view, and exports it', async () => {
+    await page.getByLabel('View name').fill('responders');
+    await page.getByRole('button', { name: 'Save as view' }).click();
+    await page.getByText(/Saved as view “responders” \(603 records\)/).waitFor();
+    await page.getByRole('button', { name: 'Export', exact: true }).click();
+    const download = page.getByRole('link', { name: /^Download 603 rows$/ });
+    await download.waitFor({ timeout: 20_000 });
+    expect(await download.getAttribute('href')).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1\/export\//);
+    await page.getByRole('link', { name: 'Views' }).click();
+    const row = page.getByRole('row').filter({ hasText: 'responders' });
+    await row.getByRole('button', { name: 'Open records' }).click();
+    await page.getByText('Records of responders (603)').waitFor();
+    await shot('views');
+  });
+
   it('runs SQL, and shows its errors', async () => {
     await page.getByTestId('nav-sql').click();
     await page.getByTestId('sql-editor').fill('SELECT count(*) AS n FROM hdfs');

@@ -1,5 +1,5 @@
 // Recent ingest runs, refreshed every 2 s while one is queued or running.
-import { useEffect } from 'preact/hooks';
+import { useEffect, useRef } from 'preact/hooks';
 import type { IngestRunList } from '../../api/ingest';
 import { get } from '../api';
 import { fmtInt, fmtTime } from '../format';
@@ -7,10 +7,16 @@ import { useAsync } from '../useAsync';
 import { ErrorBox } from './ErrorBox';
 import { Table } from './Table';
 
-export function IngestRuns({ refreshKey }: { refreshKey: number }) {
+/** `onChanged` hears each refresh after the first (dataset counts move with the runs). */
+export function IngestRuns({ refreshKey, onChanged }: { refreshKey: number; onChanged?: () => void }) {
   const runs = useAsync(() => get<IngestRunList>('/v1/ingest/runs?limit=20').then((r) => r.runs));
   useEffect(() => void runs.reload(), [refreshKey]);
   const active = (runs.data ?? []).some((r) => r.status === 'queued' || r.status === 'running');
+  const first = useRef(true);
+  useEffect(() => {
+    if (!first.current) onChanged?.();
+    first.current = false;
+  }, [runs.data]);
   useEffect(() => {
     if (!active) return;
     const t = setInterval(() => void runs.reload(), 2000);
@@ -29,6 +35,8 @@ export function IngestRuns({ refreshKey }: { refreshKey: number }) {
             <td class="break">{r.key.slice(r.key.lastIndexOf('/') + 1)}</td>
             <td>
               <span class={`status status-${r.status}`}>{r.status}</span>
+              {r.lifecycle.state !== r.status && <div class="muted small">lifecycle: {r.lifecycle.state}</div>}
+              {r.lifecycle.reasons.length > 0 && <div class="muted small">{r.lifecycle.reasons.join('; ')}</div>}
               {r.error_message && <div class="error-text">{r.error_code}: {r.error_message}</div>}
               {r.errors.length > 0 && (
                 <details>

@@ -76,7 +76,7 @@ export function DatasetsPage() {
           }}
         />
       )}
-      <IngestRuns refreshKey={uploads} />
+      <IngestRuns refreshKey={uploads} onChanged={() => void list.reload()} />
     </div>
   );
 }
