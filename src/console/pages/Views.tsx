@@ -1,7 +1,9 @@
 // Views: saved searches, and the records of one.
 import { useState } from 'preact/hooks';
+import type { ResultRecord } from '../../api/search';
 import type { ViewList, ViewRecords } from '../../api/views';
 import { del, enc, get } from '../api';
+import { ContextPanel } from '../components/ContextPanel';
 import { ErrorBox } from '../components/ErrorBox';
 import { ResultRow } from '../components/ResultRow';
 import { Table } from '../components/Table';
@@ -14,11 +16,22 @@ export function ViewsPage() {
   const views = useAsync(() => get<ViewList>('/v1/views?limit=100').then((r) => r.views));
   const [open, setOpen] = useState<ViewRecords | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [record, setRecord] = useState<ResultRecord | null>(null);
 
   const show = async (id: string) => {
     setError(null);
     try {
-      setOpen(await get<ViewRecords>(`/v1/views/${enc(id)}/records?limit=50`));
+      setRecord(null);
+      setOpen(await get<ViewRecords>(`/v1/views/${enc(id)}/records?limit=20`));
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  };
+  const more = async () => {
+    if (!open?.next_cursor) return;
+    try {
+      const page = await get<ViewRecords>(`/v1/views/${enc(open.view_id)}/records?limit=20&cursor=${enc(open.next_cursor)}`);
+      setOpen({ ...page, records: [...open.records, ...page.records] });
     } catch (e) {
       setError((e as Error).message);
     }
@@ -67,11 +80,19 @@ export function ViewsPage() {
           <h2>
             Records of {views.data?.find((v) => v.view_id === open.view_id)?.name ?? open.view_id} ({fmtInt(open.total.value)})
           </h2>
-          <ol class="results">
-            {open.records.map((r) => (
-              <ResultRow key={r.id} record={r} selected={false} onOpen={() => {}} />
-            ))}
-          </ol>
+          <div class={record ? 'results-split' : undefined}>
+            <ol class="results">
+              {open.records.map((r) => (
+                <ResultRow key={r.id} record={r} selected={record?.id === r.id} onOpen={() => setRecord(r)} />
+              ))}
+            </ol>
+            {record && <ContextPanel record={record} onClose={() => setRecord(null)} />}
+          </div>
+          {open.next_cursor && (
+            <button type="button" onClick={more}>
+              More records
+            </button>
+          )}
         </section>
       )}
     </div>
