@@ -11,6 +11,7 @@ import { SearchActions } from '../components/SearchActions';
 import { SearchFormView } from '../components/SearchForm';
 import { fmtInt } from '../format';
 import { bucketsOf, buildRequest, emptyForm, intervalFor, isoToLocal, spanOf, stepMs, type Bucket, type SearchForm } from '../searchRequest';
+import { session } from '../session';
 import { useAsync } from '../useAsync';
 
 interface Answer {
@@ -21,16 +22,19 @@ interface Answer {
   interval: string;
 }
 
-let lastForm: SearchForm = emptyForm();
+// the last search of this tab, so that coming back to the page shows it again (the page remounts on a tenant switch, which clears it)
+let last: { tenant: string; form: SearchForm; answer: Answer | null } = { tenant: '', form: emptyForm(), answer: null };
 
 export function SearchPage() {
   const datasets = useAsync(() => get<DatasetList>('/v1/datasets').then((d) => d.datasets.map((x) => x.dataset_id)));
-  const [form, setForm] = useState<SearchForm>(lastForm);
-  const [answer, setAnswer] = useState<Answer | null>(null);
+  const tenant = session.value?.tenant ?? '';
+  if (last.tenant !== tenant) last = { tenant, form: emptyForm(), answer: null };
+  const [form, setForm] = useState<SearchForm>(last.form);
+  const [answer, setAnswer] = useState<Answer | null>(last.answer);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [open, setOpen] = useState<ResultRecord | null>(null);
-  useEffect(() => void (lastForm = form), [form]);
+  useEffect(() => void (last = { tenant, form, answer }), [form, answer]);
 
   const run = async (f: SearchForm) => {
     setBusy(true);
@@ -38,20 +42,17 @@ export function SearchPage() {
     setOpen(null);
     try {
       const span = spanOf(f);
-      let interval = intervalFor(span ?? 30 * 8.64e7 * 12);
-      const request = buildRequest(f, span ? interval : '1d');
+      let interval = span ? intervalFor(span) : '1d';
+      const request = buildRequest(f, interval);
       const envelope = await post<SearchEnvelope>('/v1/search', request);
       let buckets = bucketsOf(envelope.aggregations);
-      if (!span) {
-        interval = '1d';
-        // "all": the day buckets say how long the data spans; draw it again at a finer interval
-        if (buckets.length) {
-          const fine = intervalFor(buckets[buckets.length - 1].key - buckets[0].key + stepMs('1d'));
-          if (fine !== '1d') {
-            const again = await post<SearchEnvelope>('/v1/search', { ...buildRequest(f, fine, 1) });
-            buckets = bucketsOf(again.aggregations);
-            interval = fine;
-          }
+      // "all": the day buckets say how long the data spans; draw it again at a finer interval
+      if (!span && buckets.length) {
+        const fine = intervalFor(buckets[buckets.length - 1].key - buckets[0].key + stepMs('1d'));
+        if (fine !== '1d') {
+          const again = await post<SearchEnvelope>('/v1/search', buildRequest(f, fine, 1));
+          buckets = bucketsOf(again.aggregations);
+          interval = fine;
         }
       }
       setAnswer({ request, envelope, records: envelope.records, buckets, interval });
