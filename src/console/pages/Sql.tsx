@@ -6,7 +6,7 @@ import { ErrorBox } from '../components/ErrorBox';
 import { Table } from '../components/Table';
 import { fmtInt, fmtValue } from '../format';
 
-let lastSql = 'SELECT count(*) AS n FROM hdfs';
+let lastSql = '';
 
 export function SqlPage() {
   const [sql, setSql] = useState(lastSql);
@@ -53,6 +53,7 @@ export function SqlPage() {
             data-testid="sql-editor"
             rows={6}
             spellcheck={false}
+            placeholder={'SELECT Level, count(*) AS n FROM mydataset GROUP BY ALL ORDER BY n DESC'}
             value={sql}
             onInput={(e) => setSql(e.currentTarget.value)}
             onKeyDown={(e) => {
@@ -71,7 +72,7 @@ export function SqlPage() {
       </form>
       <ErrorBox error={error} testid="sql-error" />
       {answer && (
-        <>
+        <section class="card" aria-label="Result">
           <p class="summary" role="status">
             {fmtInt(answer.records.length)} of {fmtInt(answer.total.value)}
             {answer.total.relation === 'gte' ? '+' : ''} rows · {answer.took_ms.toFixed(0)} ms
@@ -92,7 +93,7 @@ export function SqlPage() {
               More rows
             </button>
           )}
-        </>
+        </section>
       )}
     </div>
   );
