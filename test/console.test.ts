@@ -95,7 +95,7 @@ describe.skipIf(!existsSync(CHROMIUM))('web console in Chromium', () => {
     await page.mouse.down();
     await page.mouse.move(plot!.x + plot!.width * 0.5, y, { steps: 5 });
     await page.mouse.up();
-    await expect.poll(() => page.getByLabel('From').inputValue()).not.toBe('');
+    await expect.poll(() => page.getByLabel('From', { exact: true }).inputValue()).not.toBe('');
     await expect.poll(async () => parseInt((await summary.innerText()).replace(/,/g, ''), 10)).toBeLessThan(before);
     await page.getByRole('button', { name: 'All', exact: true }).click();
     await page.getByTestId('search-submit').click();
