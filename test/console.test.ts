@@ -186,10 +186,32 @@ describe.skipIf(!existsSync(CHROMIUM))('web console in Chromium', () => {
       await p.getByTestId('search-text').waitFor();
       await other.clearCookies();
       await p.getByTestId('nav-sql').click();
+      await p.getByTestId('sql-editor').fill('SELECT 1');
       await p.getByTestId('sql-run').click();
       const msg = p.getByTestId('signin-message');
       await msg.waitFor();
       expect(await msg.innerText()).toBe('Your session has ended. Run svc console for a new sign-in link.');
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("shows a member no admin actions (the API decides anyway)", async () => {
+    expect(svc(['members', 'add', 'member@localhost', '--role', 'member'], { dataDir }).status).toBe(0);
+    const other = await browser.newContext();
+    try {
+      const p = await other.newPage();
+      const r = svc(['console', '--email', 'member@localhost', '--no-open', '--output', 'json'], { dataDir });
+      await p.goto(r.json().url);
+      await p.getByTestId('user-email').filter({ hasText: 'member@localhost' }).waitFor();
+      await p.getByTestId('nav-keys').click();
+      await p.getByRole('heading', { name: 'Members', exact: true }).waitFor();
+      await p.getByRole('cell', { name: 'member@localhost' }).waitFor();
+      expect(await p.getByTestId('key-mint').count()).toBe(0);
+      expect(await p.getByTestId('key-name').count()).toBe(0);
+      await p.getByTestId('nav-datasets').click();
+      await p.getByRole('cell', { name: 'hdfs' }).first().waitFor();
+      expect(await p.getByRole('button', { name: 'Create dataset' }).count()).toBe(0);
     } finally {
       await other.close();
     }
