@@ -49,9 +49,13 @@ export function App() {
   }, []);
 
   if (restoring) return <main class="page" aria-busy="true"><p class="muted">Loading…</p></main>;
-  if (!s || route.page === 'signin') return <SignIn code={route.params.get('code')} />;
+  if (!s || route.page === 'signin') {
+    document.title = 'Sign in · svc console';
+    return <SignIn code={route.params.get('code')} />;
+  }
 
   const Page = PAGES[route.page] ?? SearchPage;
+  document.title = `${route.page in PAGES ? route.page[0].toUpperCase() + route.page.slice(1) : 'Search'} · svc console`;
   return (
     <>
       <Header page={route.page} />
