@@ -2,7 +2,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { ConsoleSession } from '../api/console';
 import { get, setUnauthorizedHandler } from './api';
-import { Header } from './components/Header';
+import { Header, LINKS } from './components/Header';
 import { useRoute, replaceRoute } from './router';
 import { endSession, session, startSession } from './session';
 import { useSignal } from './signal';
@@ -55,7 +55,7 @@ export function App() {
   }
 
   const Page = PAGES[route.page] ?? SearchPage;
-  document.title = `${route.page in PAGES ? route.page[0].toUpperCase() + route.page.slice(1) : 'Search'} · svc console`;
+  document.title = `${LINKS.find(([id]) => id === route.page)?.[1] ?? 'Search'} · svc console`;
   return (
     <>
       <Header page={route.page} />

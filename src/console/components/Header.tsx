@@ -4,7 +4,7 @@ import { replaceRoute } from '../router';
 import { endSession, session, switchTenant } from '../session';
 import { useSignal } from '../signal';
 
-const LINKS: [string, string][] = [
+export const LINKS: [string, string][] = [
   ['search', 'Search'],
   ['sql', 'SQL'],
   ['datasets', 'Datasets'],
