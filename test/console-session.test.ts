@@ -45,7 +45,7 @@ describe('web console sessions', () => {
     expect(body).toMatchObject({ user_id: admin.user_id, email: 'admin@localhost', tenants: [{ tenant_id: admin.tenant_id, role: 'Admin' }] });
     expect(body.csrf_token).toMatch(/^[\w-]{20,}$/);
     const setCookie = String(first.headers['set-cookie']);
-    expect(setCookie).toMatch(/^svc_session=[^;]+;/);
+    expect(setCookie).toMatch(/^svc_session_[0-9a-f]{8}=[^;]+;/); // one name per data dir
     expect(setCookie).toMatch(/HttpOnly/);
     expect(setCookie).toMatch(/SameSite=Strict/);
     expect(setCookie).toMatch(/Path=\//);
@@ -67,21 +67,48 @@ describe('web console sessions', () => {
     expectStatus(await create({ 'x-csrf-token': a.csrf }), 201);
     // minting a key needs a console session: a cookie session is one
     const key = expectStatus(await http.post('/v1/admin/api-keys', { name: 'from-console', role: 'Member' }, asCookie(a.cookie, { 'x-csrf-token': a.csrf })), 201);
-    expect(key.api_key ?? key.key ?? JSON.stringify(key)).toMatch(/svctk\.v1\./);
+    expect(key.token).toMatch(/^svctk\.v1\./);
   });
 
   it('signs out for good: the cookie is cleared and its token refused, as cookie and as bearer', async () => {
     const s = await signIn();
-    const token = decodeURIComponent(s.cookie.slice('svc_session='.length));
+    const token = decodeURIComponent(s.cookie.slice(s.cookie.indexOf('=') + 1));
     expect(expectStatus(await http.del('/v1/console/session', asCookie(s.cookie)), 403).detail).toMatch(/x-csrf-token/);
     const out = await http.del('/v1/console/session', asCookie(s.cookie, { 'x-csrf-token': s.csrf }));
     expectStatus(out, 204);
-    expect(String(out.headers['set-cookie'])).toMatch(/svc_session=;.*Expires=Thu, 01 Jan 1970/);
+    expect(String(out.headers['set-cookie'])).toMatch(new RegExp(`${s.cookie.split('=')[0]}=;.*Expires=Thu, 01 Jan 1970`));
     expectStatus(await http.get('/v1/console/session', asCookie(s.cookie)), 401);
     expectStatus(await http.get('/v1/datasets', asCookie(s.cookie)), 401);
     expectStatus(await http.get('/v1/datasets', { token, tenant: admin.tenant_id }), 401);
+    // the same token spelled otherwise (a trailing '=', other unused bits in the signature's last character) is the same session
+    const [head, body, sig] = token.split('.');
+    const last = 'AQgw'.indexOf(sig.at(-1)!) >= 0 ? 'AQgw' : 'BRhx';
+    for (const spelled of [`${token}=`, ...[...last].filter((c) => c !== sig.at(-1)).map((c) => `${head}.${body}.${sig.slice(0, -1)}${c}`)]) {
+      expectStatus(await http.get('/v1/datasets', { token: spelled, tenant: admin.tenant_id }), 401);
+    }
     // other sessions go on
     expectStatus(await http.get('/v1/datasets', { token: admin.token, tenant: admin.tenant_id }), 200);
+  });
+
+  it('a new sign-in in the same browser ends the session it replaces', async () => {
+    const first = await signIn();
+    const res = await http.post('/v1/console/session', { code: code() }, { headers: { cookie: first.cookie } });
+    expectStatus(res, 200);
+    expectStatus(await http.get('/v1/console/session', asCookie(first.cookie)), 401);
+    expectStatus(await http.get('/v1/console/session', asCookie(String(res.headers['set-cookie']).split(';')[0])), 200);
+  });
+
+  it('takes only console sessions from the cookie, and answers in the order 401, 400, 403', async () => {
+    const s = await signIn();
+    const name = s.cookie.split('=')[0];
+    const key = expectStatus(await http.post('/v1/admin/api-keys', { name: `k-${Date.now()}`, role: 'Admin' }, asCookie(s.cookie, { 'x-csrf-token': s.csrf })), 201);
+    const apiKey: string = key.token;
+    expectStatus(await http.get('/v1/datasets', asCookie(`${name}=${apiKey}`)), 401);
+    // no tenant header and no CSRF header: the 400 comes first
+    expectStatus(await http.post('/v1/admin/datasets', { dataset_id: 'x' }, { token: null, tenant: null, headers: { cookie: s.cookie } }), 400);
+    // an API key is authenticated, but has no console session to show or end
+    expectStatus(await http.get('/v1/console/session', { token: apiKey }), 403);
+    expectStatus(await http.del('/v1/console/session', { token: apiKey }), 403);
   });
 
   it('refuses a forged, expired or mistyped code, and a session token used as a code', async () => {

@@ -206,8 +206,8 @@ export class Engine {
     if (IngestTokens.isIngestToken(token)) return this.ingestTokens.verify(token);
     const cached = this.tokenCache.get(token);
     if (cached) return cached;
-    const { userId, expiresAtMs } = await this.sessions.verify(token);
-    this.console.assertNotEnded(token);
+    const { userId, sessionId, expiresAtMs } = await this.sessions.verify(token);
+    this.console.assertNotEnded(sessionId);
     if (!this.directory.user(userId)) throw new Unauthenticated('unknown user');
     const principal: Principal = { user_id: userId, kind: 'session' };
     this.tokenCache.set(token, principal, expiresAtMs);

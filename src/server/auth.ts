@@ -3,7 +3,7 @@ import { LIMITS } from '../api/limits.js';
 import type { Caller, Principal } from '../engine/auth/caller.js';
 import { BadRequest, Forbidden, Unauthenticated } from '../engine/errors.js';
 import type { Engine } from '../engine/index.js';
-import { CSRF_HEADER, SESSION_COOKIE, cookieToken } from './console/cookie.js';
+import { CSRF_HEADER, cookieToken } from './console/cookie.js';
 import { POLICY, policyKey } from './policy.js';
 
 declare module 'fastify' {
@@ -27,30 +27,34 @@ export function authenticate(engine: Engine) {
     if (policy.auth === 'none') return;
     // lengths are checked before any lookup: a tenant id is part of every stored key, and LMDB keys are short
     if ((req.headers.authorization?.length ?? 0) > LIMITS.authorization) throw new Unauthenticated(`the Authorization header is longer than ${LIMITS.authorization} characters`);
-    const cookie = cookieToken(req);
-    if ((cookie?.length ?? 0) > LIMITS.authorization) throw new Unauthenticated(`the ${SESSION_COOKIE} cookie is longer than ${LIMITS.authorization} characters`);
+    const cookieBase = engine.console.cookieName;
+    const cookie = cookieToken(req, cookieBase);
+    if ((cookie?.length ?? 0) > LIMITS.authorization) throw new Unauthenticated(`the ${cookieBase} cookie is longer than ${LIMITS.authorization} characters`);
     const token = bearerToken(req.headers.authorization) ?? cookie;
     if (!token) throw new Unauthenticated('Not authenticated');
     const principal = (req.principal = await engine.authenticate(token));
+    if (cookie && principal.kind !== 'session') throw new Unauthenticated(`the ${cookieBase} cookie carries console sessions only`);
     // a cookie is sent by the browser whoever made the page: a change needs the header only the console's own page can set
-    if (cookie && !SAFE_METHODS.has(req.method)) {
+    const checkCsrf = () => {
+      if (!cookie || SAFE_METHODS.has(req.method)) return;
       const csrf = req.headers[CSRF_HEADER];
-      if (principal.kind !== 'session' || typeof csrf !== 'string' || !engine.console.csrfMatches(token, csrf)) throw new Forbidden(`the ${CSRF_HEADER} header is missing or does not match the session`);
-    }
+      if (typeof csrf !== 'string' || !engine.console.csrfMatches(token, csrf)) throw new Forbidden(`the ${CSRF_HEADER} header is missing or does not match the session`);
+    };
     if (principal.kind === 'ingest_token') {
       if (policy.auth !== 'ingest') throw new Unauthenticated('an ingest token authenticates ingestion into its own source only');
       req.caller = engine.ingestCaller(principal, (req.params as { source_key: string }).source_key);
       return;
     }
-    if (policy.auth === 'user') return;
+    if (policy.auth === 'user') return checkCsrf();
     if (policy.auth === 'platform') {
       req.caller = engine.platformCaller(principal);
-      return;
+      return checkCsrf();
     }
     const tenant = req.headers[TENANT_HEADER];
     if (typeof tenant !== 'string' || tenant.length === 0) throw new BadRequest(`the ${TENANT_HEADER} header is required`);
     if (tenant.length > LIMITS.id) throw new BadRequest(`the ${TENANT_HEADER} header is longer than ${LIMITS.id} characters`);
     const caller = (req.caller = engine.callerIn(principal, tenant));
+    checkCsrf();
     if (policy.role === 'admin' && caller.role !== 'Admin') throw new Forbidden('this operation requires the Admin role');
     if (policy.session && principal.kind !== 'session') throw new Forbidden('minting keys needs a signed-in admin console session, not an API key');
   };

@@ -1,5 +1,5 @@
 // The header: nav links, tenant switcher, the user's e-mail and sign-out.
-import { del } from '../api';
+import { ApiError, del } from '../api';
 import { replaceRoute } from '../router';
 import { endSession, session, switchTenant } from '../session';
 import { useSignal } from '../signal';
@@ -21,8 +21,12 @@ export function Header({ page }: { page: string }) {
   const signOut = async () => {
     try {
       await del('/v1/console/session');
-    } catch {
-      /* ended either way */
+    } catch (e) {
+      // a 401 means the session had ended already; anything else leaves it alive, and says so
+      if (!(e instanceof ApiError && e.status === 401)) {
+        window.alert(`Sign-out failed, the session is still valid: ${(e as Error).message}`);
+        return;
+      }
     }
     endSession('You have signed out. Run `svc console` for a new sign-in link.');
     replaceRoute('signin');

@@ -1,8 +1,8 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ConsoleSession } from '../../api/console.js';
 import { diskWrite } from '../diskErrors.js';
 import { Unauthenticated } from '../errors.js';
-import { prefixRange, SYSTEM, type Store } from '../store/db.js';
+import { SYSTEM, type Key, type Store } from '../store/db.js';
 import { keys } from '../store/keys.js';
 import type { Directory } from './directory.js';
 import type { Sessions } from './sessions.js';
@@ -11,7 +11,8 @@ import type { TokenCache } from './tokenCache.js';
 /** How long a sign-in link printed by `svc console` can be used (once). */
 export const SIGN_IN_TTL = 5 * 60;
 
-const tokenHash = (token: string) => createHash('sha256').update(token).digest('base64url');
+/** Expired entries forgotten per write: a write never does more than this much upkeep. */
+const FORGET_PER_WRITE = 64;
 
 /**
  * The web console's sessions: a one-time sign-in link exchanged for a session (the same JWT a
@@ -19,6 +20,9 @@ const tokenHash = (token: string) => createHash('sha256').update(token).digest('
  * ends the session for good rather than only forgetting the cookie.
  */
 export class ConsoleSessions {
+  /** The session cookie's name: one per data dir, so two servers on one host keep their own. */
+  readonly cookieName: string;
+
   constructor(
     private readonly store: Store,
     private readonly sessions: Sessions,
@@ -26,7 +30,9 @@ export class ConsoleSessions {
     private readonly secret: Buffer,
     private readonly cache: TokenCache,
     private readonly ttlSeconds: number,
-  ) {}
+  ) {
+    this.cookieName = `svc_session_${createHmac('sha256', secret).update('cookie').digest('hex').slice(0, 8)}`;
+  }
 
   /** Spends a sign-in code: a session for its user, or 401 when it is invalid, expired or already used. */
   async exchange(code: string): Promise<{ token: string; session: ConsoleSession }> {
@@ -35,8 +41,7 @@ export class ConsoleSessions {
     const spent = await diskWrite('the sign-in', () =>
       this.store.meta.transaction(() => {
         if (this.store.meta.get(keys.signInUsed(SYSTEM, linkId)) !== undefined) return false;
-        this.store.meta.put(keys.signInUsed(SYSTEM, linkId), expiresAtMs);
-        this.forgetExpired();
+        this.remember(keys.signInUsed(SYSTEM, linkId), 'signin', linkId, expiresAtMs);
         return true;
       }),
     );
@@ -47,25 +52,20 @@ export class ConsoleSessions {
 
   /** Who a session token stands for, with its CSRF token. */
   async current(token: string): Promise<ConsoleSession> {
-    const { userId, expiresAtMs } = await this.sessions.verify(token);
-    this.assertNotEnded(token);
+    const { userId, sessionId, expiresAtMs } = await this.sessions.verify(token);
+    this.assertNotEnded(sessionId);
     return this.describe(token, userId, expiresAtMs);
   }
 
-  /** Ends a session: its token is refused from now until it would have expired. */
+  /** Ends a session: it is refused from now until it would have expired, however its token is spelled. */
   async end(token: string): Promise<void> {
-    const { expiresAtMs } = await this.sessions.verify(token);
-    await diskWrite('the sign-out', () =>
-      this.store.meta.transaction(() => {
-        this.store.meta.put(keys.sessionEnded(SYSTEM, tokenHash(token)), expiresAtMs);
-        this.forgetExpired();
-      }),
-    );
+    const { sessionId, expiresAtMs } = await this.sessions.verify(token);
+    await diskWrite('the sign-out', () => this.store.meta.transaction(() => this.remember(keys.sessionEnded(SYSTEM, sessionId), 'session', sessionId, expiresAtMs)));
     this.cache.clear();
   }
 
-  assertNotEnded(token: string): void {
-    if (this.store.meta.get(keys.sessionEnded(SYSTEM, tokenHash(token))) !== undefined) throw new Unauthenticated('this session was signed out');
+  assertNotEnded(sessionId: string): void {
+    if (this.store.meta.get(keys.sessionEnded(SYSTEM, sessionId)) !== undefined) throw new Unauthenticated('this session was signed out');
   }
 
   /** The CSRF token of a session: derived from it, so nothing is stored and it dies with the session. */
@@ -84,15 +84,17 @@ export class ConsoleSessions {
     return { ...me, csrf_token: this.csrf(token), expires_at: new Date(expiresAtMs).toISOString() };
   }
 
-  /** Spent links and ended sessions are kept only while their token could still be presented (a few per write). */
-  private forgetExpired(): void {
-    const now = Date.now();
-    for (const kind of [keys.signInUsed, keys.sessionEnded]) {
-      let n = 0;
-      for (const { key, value } of this.store.meta.getRange(prefixRange(kind(SYSTEM)))) {
-        if (++n > 16) break;
-        if ((value as number) < now) this.store.meta.remove(key);
-      }
+  /**
+   * Keeps `key` while its token could still be presented, indexed by when it can go; each write
+   * also forgets what has expired (oldest first, a bounded number), inside the caller's transaction.
+   */
+  private remember(key: Key, kind: string, id: string, expiresAtMs: number): void {
+    this.store.meta.put(key, expiresAtMs);
+    this.store.meta.put(keys.authExpiry(SYSTEM, expiresAtMs, kind, id), key);
+    const due = { start: keys.authExpiry(SYSTEM), end: keys.authExpiry(SYSTEM, Date.now()), limit: FORGET_PER_WRITE };
+    for (const { key: at, value } of [...this.store.meta.getRange(due)]) {
+      this.store.meta.remove(value as Key);
+      this.store.meta.remove(at);
     }
   }
 }

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Unauthenticated } from '../errors.js';
 
 const ISSUER = 'svc';
@@ -46,13 +46,19 @@ export class Sessions {
     }
   }
 
-  /** The user a valid session stands for, and when the session expires. */
-  async verify(token: string): Promise<{ userId: string; expiresAtMs: number }> {
+  /**
+   * The user a valid session stands for, when it expires, and its id: its jti, or for a session
+   * signed without one, a hash of what was signed and the signature's bytes (a token can be
+   * spelled several ways that all verify, so its text cannot name it).
+   */
+  async verify(token: string): Promise<{ userId: string; sessionId: string; expiresAtMs: number }> {
     const { jwtVerify, errors } = await jose();
     try {
       const { payload } = await jwtVerify(token, this.secret, { issuer: ISSUER, algorithms: ['HS256'] });
       if (payload.typ !== 'session' || typeof payload.sub !== 'string') throw new Unauthenticated('invalid token');
-      return { userId: payload.sub, expiresAtMs: (payload.exp ?? 0) * 1000 };
+      const [head, body, signature] = token.split('.');
+      const sessionId = typeof payload.jti === 'string' ? payload.jti : createHash('sha256').update(`${head}.${body}.`).update(Buffer.from(signature, 'base64url')).digest('base64url');
+      return { userId: payload.sub, sessionId, expiresAtMs: (payload.exp ?? 0) * 1000 };
     } catch (err) {
       if (err instanceof errors.JWTExpired) throw new Unauthenticated('token expired');
       if (err instanceof Unauthenticated) throw err;

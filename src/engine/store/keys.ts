@@ -15,7 +15,9 @@ export const keys = {
   /** a console sign-in link already exchanged (value: when it would have expired, ms) */
   signInUsed: kind<[linkId?: string]>('signin'),
   /** a signed-out console session, by the hash of its token (value: when it expires, ms) */
-  sessionEnded: kind<[tokenHash?: string]>('endsess'),
+  sessionEnded: kind<[sessionId?: string]>('endsess'),
+  /** when a spent link or an ended session can be forgotten (value: its key) */
+  authExpiry: kind<[expiresAtMs?: number, kind?: string, id?: string]>('authexp'),
   tenant: kind<[tenantId?: string]>('tenant'),
   user: kind<[userId?: string]>('user'),
   email: kind<[email?: string]>('email'),

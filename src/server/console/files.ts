@@ -33,12 +33,14 @@ let loaded: Map<string, ConsoleFile> | null = null;
 
 /** The console's files, read once and compressed once: a few hundred kilobytes at most. */
 export function consoleFiles(): Map<string, ConsoleFile> {
-  loaded ??= new Map(
+  if (loaded) return loaded;
+  const files = new Map(
     [...source()].filter(([name]) => TYPES[extname(name)]).map(([name, body]) => {
       const type = TYPES[extname(name)];
       const gzip = /^(text|image\/svg)/.test(type) ? gzipSync(body) : null;
-      return [name, { type, body, gzip, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 16)}"` }];
+      return [name, { type, body, gzip, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 16)}"` }] as const;
     }),
   );
-  return loaded;
+  if (files.size > 0) loaded = files; // not built yet: look again next time
+  return files;
 }

@@ -1,9 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { ConsoleSession, ConsoleSignIn } from '../../api/console.js';
-import { Unauthenticated } from '../../engine/errors.js';
+import { Forbidden, Unauthenticated } from '../../engine/errors.js';
 import { consoleFiles } from '../console/files.js';
-import { SESSION_COOKIE, sessionToken } from '../console/cookie.js';
+import { cookieName, cookieToken, sessionToken } from '../console/cookie.js';
 import { errors, typed, type Routes } from './types.js';
 
 const tags = ['Console'];
@@ -14,12 +14,14 @@ const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inl
 function sendFile(req: FastifyRequest, reply: FastifyReply, name: string) {
   const file = consoleFiles().get(name);
   if (!file) return reply.status(404).send({ detail: name === 'index.html' ? 'the web console is not built: run `npm run build`' : 'Not Found' });
-  reply.header('cache-control', 'no-cache').header('etag', file.etag).header('x-content-type-options', 'nosniff').header('vary', 'accept-encoding');
+  const gzip = file.gzip && /\bgzip\b/.test(req.headers['accept-encoding'] ?? '') ? file.gzip : null;
+  const etag = gzip ? file.etag.replace(/"$/, '-gz"') : file.etag; // each encoding its own tag: a cache must not swap them
+  reply.header('cache-control', 'no-cache').header('etag', etag).header('x-content-type-options', 'nosniff').header('vary', 'accept-encoding');
   if (name.endsWith('.html')) reply.header('content-security-policy', CSP).header('referrer-policy', 'no-referrer');
-  if (req.headers['if-none-match'] === file.etag) return reply.status(304).send();
+  const known = (req.headers['if-none-match'] ?? '').split(',').map((t) => t.trim().replace(/^W\//, ''));
+  if (known.includes(etag)) return reply.status(304).send();
   reply.type(file.type);
-  if (file.gzip && /\bgzip\b/.test(req.headers['accept-encoding'] ?? '')) return reply.header('content-encoding', 'gzip').send(file.gzip);
-  return reply.send(file.body);
+  return gzip ? reply.header('content-encoding', 'gzip').send(gzip) : reply.send(file.body);
 }
 
 /** The web console: its page and files, and its sessions (a sign-in link exchanged for a cookie). */
@@ -30,20 +32,25 @@ export const consoleRoutes: Routes = (app, engine) => {
 
   r.post('/v1/console/session', { schema: { tags, body: ConsoleSignIn, response: { 200: ConsoleSession, ...errors(401, 422) } } }, async (req, reply) => {
     const { token, session } = await engine.console.exchange(req.body.code);
+    // a browser signed in before gets the new session in place of the old one, which ends
+    const before = cookieToken(req, engine.console.cookieName);
+    if (before) await engine.console.end(before).catch(() => {}); // an invalid or ended one has nothing to end
     const secure = req.protocol === 'https' || app.publicUrl?.startsWith('https:') === true;
-    reply.setCookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'strict', secure, path: '/', expires: new Date(session.expires_at) });
+    reply.setCookie(cookieName(engine.console.cookieName, secure), token, { httpOnly: true, sameSite: 'strict', secure, path: '/', expires: new Date(session.expires_at) });
     return session;
   });
-  r.get('/v1/console/session', { schema: { tags, response: { 200: ConsoleSession, ...errors(401) } } }, async (req) => engine.console.current(presented(req)));
+  r.get('/v1/console/session', { schema: { tags, response: { 200: ConsoleSession, ...errors(401, 403) } } }, async (req) => engine.console.current(presented(req, engine.console.cookieName)));
   r.delete('/v1/console/session', { schema: { tags, response: { 204: Type.Null(), ...errors(401, 403) } } }, async (req, reply) => {
-    await engine.console.end(presented(req));
-    return reply.clearCookie(SESSION_COOKIE, { path: '/' }).status(204).send(null);
+    await engine.console.end(presented(req, engine.console.cookieName));
+    for (const secure of [false, true]) reply.clearCookie(cookieName(engine.console.cookieName, secure), { path: '/', secure });
+    return reply.status(204).send(null);
   });
 };
 
 /** The session token the request was authenticated with (cookie or bearer). */
-function presented(req: FastifyRequest): string {
-  const token = sessionToken(req);
-  if (!token || req.principal?.kind !== 'session') throw new Unauthenticated('not a console session');
+function presented(req: FastifyRequest, cookieBase: string): string {
+  const token = sessionToken(req, cookieBase);
+  if (!token) throw new Unauthenticated('Not authenticated');
+  if (req.principal?.kind !== 'session') throw new Forbidden('this is a console session route: an API key has no session');
   return token;
 }
