@@ -22,6 +22,7 @@ describe.skipIf(!existsSync(CHROMIUM))('web console in Chromium', () => {
   let browser: Browser;
   let page: Page;
   let link = '';
+  let admin: { tenant_id: string; token: string };
 
   const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
   const go = async (route: string) => {
@@ -32,7 +33,7 @@ describe.skipIf(!existsSync(CHROMIUM))('web console in Chromium', () => {
     const built = spawnSync(process.execPath, [join(ROOT, 'scripts/build-console.mjs')], { encoding: 'utf8' });
     if (built.status !== 0) throw new Error(`build-console failed: ${built.stderr}${built.stdout}`);
     mkdirSync(SHOTS, { recursive: true });
-    init(dataDir);
+    admin = init(dataDir);
     for (const args of [['datasets', 'create', 'hdfs', '--no-semantic'], ['ingest', 'hdfs', join(DATA, 'loghub/HDFS/HDFS_2k.log'), '--format', 'text', '--wait']]) {
       const r = svc(args, { dataDir });
       if (r.status !== 0) throw new Error(`svc ${args[0]}: ${r.stderr}`);
@@ -212,6 +213,44 @@ describe.skipIf(!existsSync(CHROMIUM))('web console in Chromium', () => {
       await p.getByTestId('nav-datasets').click();
       await p.getByRole('cell', { name: 'hdfs' }).first().waitFor();
       expect(await p.getByRole('button', { name: 'Create dataset' }).count()).toBe(0);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('switches tenants for a user in two, each page with the role it has there', async () => {
+    // a second tenant, provisioned with a platform key, where the admin of the first is a member
+    const call = async (path: string, token: string, tenant: string | null, body: unknown) => {
+      const res = await fetch(`${server.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(tenant ? { 'x-service-tenant-id': tenant } : {}) },
+        body: JSON.stringify(body),
+      });
+      expect(res.status, `${path}: ${await res.clone().text()}`).toBeLessThan(300);
+      return res.json();
+    };
+    const platformKey = (await call('/v1/admin/platform-keys', admin.token, admin.tenant_id, { name: 'provisioning' })).token;
+    const second = await call('/v1/platform/tenants', platformKey, null, { name: 'second' });
+    await call('/v1/admin/members', platformKey, second.tenant_id, { email: 'admin@localhost', role: 'member' });
+
+    const other = await browser.newContext();
+    try {
+      const p = await other.newPage();
+      const r = svc(['console', '--email', 'admin@localhost', '--no-open', '--output', 'json'], { dataDir });
+      await p.goto(r.json().url);
+      await p.getByTestId('search-text').waitFor();
+      const switcher = p.getByTestId('tenant-switcher');
+      expect(await switcher.locator('option').count()).toBe(2);
+      await p.getByTestId('nav-datasets').click();
+      await p.getByRole('cell', { name: 'hdfs' }).first().waitFor();
+      await switcher.selectOption(second.tenant_id);
+      await expect.poll(() => p.getByRole('cell', { name: 'hdfs' }).count()).toBe(0);
+      expect(await p.getByRole('button', { name: 'Create dataset' }).count()).toBe(0); // a member there
+      await p.getByTestId('nav-keys').click();
+      await p.getByRole('heading', { name: 'Members', exact: true }).waitFor();
+      expect(await p.getByTestId('key-mint').count()).toBe(0);
+      await switcher.selectOption(admin.tenant_id);
+      await p.getByTestId('key-mint').waitFor(); // an admin again
     } finally {
       await other.close();
     }
