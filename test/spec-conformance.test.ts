@@ -1,0 +1,36 @@
+import { describe, expect, it, beforeAll } from 'vitest';
+import { useApp } from './helpers/app.js';
+import { until } from './helpers/http.js';
+
+const ndjson = (rows: object[]) => rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
+
+describe('spec conformance', () => {
+  const { t, http } = useApp();
+  const waitRun = (id: string) => until(`run ${id}`, async () => {
+    const run = (await http.get(`/v1/ingest/runs/${id}`)).body;
+    return run.status === 'ready' || run.status === 'failed' ? run : undefined;
+  });
+
+  beforeAll(async () => {
+    expect((await http.post('/v1/admin/datasets', { dataset_id: 'logs' })).status).toBe(201);
+  });
+
+  it('a stream with the ingest token stamps the source ingest_token_last_used_at', async () => {
+    const put = await http.put('/v1/admin/hosted-sources/40', { dataset_id: 'logs', name: 'tokened', source_key: 'tokened', source_type: 'hosted' });
+    expect(put.status).toBe(200);
+    const minted = (await http.post('/v1/admin/sources/40/ingest-token')).body;
+    expect((await http.get('/v1/admin/sources/40')).body.ingest_token_last_used_at).toBeNull();
+    const res = await http.call('POST', '/v1/ingest/sources/tokened/stream', { body: ndjson([{ msg: 'hello' }]), token: minted.token, tenant: null });
+    expect(res.status).toBe(202);
+    const used = await until('ingest_token_last_used_at', async () => {
+      const source = (await http.get('/v1/admin/sources/40')).body;
+      return source.ingest_token_last_used_at ? source : undefined;
+    });
+    expect(used.ingest_token_last_used_at).toMatch(ISO);
+    expect(Date.parse(used.ingest_token_last_used_at)).toBeGreaterThanOrEqual(Date.parse(minted.created_at));
+    // a rotation starts the new token unused
+    await http.post('/v1/admin/sources/40/ingest-token');
+    expect((await http.get('/v1/admin/sources/40')).body.ingest_token_last_used_at).toBeNull();
+  });
+});
