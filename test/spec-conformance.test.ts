@@ -33,4 +33,22 @@ describe('spec conformance', () => {
     await http.post('/v1/admin/sources/40/ingest-token');
     expect((await http.get('/v1/admin/sources/40')).body.ingest_token_last_used_at).toBeNull();
   });
+
+  it('format jsonl is a synonym of ndjson on the stream endpoint and on upload sessions, echoed as given', async () => {
+    const put = await http.put('/v1/admin/hosted-sources/41', { dataset_id: 'logs', name: 'jl', source_key: 'jl', source_type: 'hosted', parse_config: { format: 'jsonl' } });
+    expect(put.status).toBe(200);
+    expect(put.body.format).toBe('jsonl');
+    const res = await http.call('POST', '/v1/ingest/sources/jl/stream?format=jsonl', { body: ndjson([{ msg: 'one jsonl' }, { msg: 'two jsonl' }]) });
+    expect(res.status).toBe(202);
+    expect(res.body.format).toBe('jsonl');
+    const run = await waitRun(res.body.ingest_run_id);
+    expect(run.status).toBe('ready');
+    expect(run.format).toBe('jsonl');
+    expect(run.documents.parsed).toBe(2);
+    const plain = await http.call('POST', '/v1/ingest/sources/jl/stream?format=ndjson', { body: ndjson([{ msg: 'three' }]) });
+    expect(plain.body.format).toBe('ndjson');
+    const session = await http.post('/v1/ingest/sources/jl/uploads', { filename: 'events.txt', format: 'jsonl' });
+    expect(session.status).toBe(201);
+    expect((await http.call('POST', '/v1/ingest/sources/jl/stream?format=yaml', { body: '{}\n' })).status).toBe(422);
+  });
 });
