@@ -1,6 +1,7 @@
 import { describe, expect, it, beforeAll } from 'vitest';
 import { useApp } from './helpers/app.js';
 import { until } from './helpers/http.js';
+import type { Store } from '../src/engine/store/db.js';
 
 const ndjson = (rows: object[]) => rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
@@ -9,6 +10,11 @@ describe('spec conformance', () => {
   const { t, http } = useApp();
   const waitRun = (id: string) => until(`run ${id}`, async () => {
     const run = (await http.get(`/v1/ingest/runs/${id}`)).body;
+    return run.status === 'ready' || run.status === 'failed' ? run : undefined;
+  });
+
+  const waitRunAs = (id: string, as: { token: string; tenant: string }) => until(`run ${id}`, async () => {
+    const run = (await http.get(`/v1/ingest/runs/${id}`, as)).body;
     return run.status === 'ready' || run.status === 'failed' ? run : undefined;
   });
 
@@ -50,5 +56,28 @@ describe('spec conformance', () => {
     const session = await http.post('/v1/ingest/sources/jl/uploads', { filename: 'events.txt', format: 'jsonl' });
     expect(session.status).toBe(201);
     expect((await http.call('POST', '/v1/ingest/sources/jl/stream?format=yaml', { body: '{}\n' })).status).toBe(422);
+  });
+
+  it('DELETE /v1/platform/tenants/{id} answers 202 with a pending job that succeeds in the background; the tenant and its data are gone', async () => {
+    const plat = (await http.post('/v1/admin/platform-keys', { name: 'conformance-platform' })).body.token as string;
+    const tenant = (await http.post('/v1/platform/tenants', { name: 'doomed' }, { token: plat, tenant: null })).body.tenant_id as string;
+    const inside = { token: plat, tenant };
+    expect((await http.post('/v1/admin/datasets', { dataset_id: 'd' }, inside)).status).toBe(201);
+    const run = await http.call('POST', '/v1/ingest/sources/d/stream?format=ndjson', { ...inside, body: ndjson([{ msg: 'a' }, { msg: 'b' }]) });
+    expect((await waitRunAs(run.body.ingest_run_id, inside)).status).toBe('ready');
+    const accepted = await http.del(`/v1/platform/tenants/${tenant}`, { token: plat, tenant: null });
+    expect(accepted.status).toBe(202);
+    expect(accepted.body).toMatchObject({ scope: 'tenant', status: 'pending', completed_at: null, item_pending_count: 1 });
+    const own = { token: plat, tenant: accepted.body.tenant_id };
+    const job = await until('tenant deletion', async () => {
+      const polled = await http.get(`/v1/admin/data-deletion-jobs/${accepted.body.job_id}`, own);
+      expect(polled.status).toBe(200);
+      return polled.body.status === 'succeeded' ? polled.body : undefined;
+    });
+    expect(job.items[0]).toMatchObject({ status: 'succeeded', result: { deleted_documents: 2 } });
+    expect([403, 404]).toContain((await http.get('/v1/datasets', inside)).status);
+    expect((await http.get('/v1/platform/tenants', { token: plat, tenant: null })).body.tenants.map((x: { tenant_id: string }) => x.tenant_id)).not.toContain(tenant);
+    expect((t.engine as unknown as { store: Store }).store.records.getKeysCount({ start: [tenant], end: [tenant, '\uffff'] })).toBe(0);
+    expect((t.engine as unknown as { store: Store }).store.meta.getKeysCount({ start: [tenant], end: [tenant, '\uffff'] })).toBe(0);
   });
 });
