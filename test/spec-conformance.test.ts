@@ -80,4 +80,57 @@ describe('spec conformance', () => {
     expect((t.engine as unknown as { store: Store }).store.records.getKeysCount({ start: [tenant], end: [tenant, '\uffff'] })).toBe(0);
     expect((t.engine as unknown as { store: Store }).store.meta.getKeysCount({ start: [tenant], end: [tenant, '\uffff'] })).toBe(0);
   });
+
+  describe('dataset_scope and content_filter', () => {
+    const png = () => {
+      const b = Buffer.alloc(33);
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(b, 0);
+      b.writeUInt32BE(13, 8);
+      b.write('IHDR', 12, 'latin1');
+      b.writeUInt32BE(4, 16);
+      b.writeUInt32BE(3, 20);
+      return b;
+    };
+    const search = (body: object) => http.post('/v1/search', { limit: 50, ...body });
+    const ids = (res: { body: { records: { provenance: { dataset_id: string } ; metadata: Record<string, unknown> }[] } }) => res.body.records;
+
+    beforeAll(async () => {
+      for (const d of ['scope-a', 'scope-b']) expect((await http.post('/v1/admin/datasets', { dataset_id: d })).status).toBe(201);
+      for (const [d, body, type, name] of [['scope-a', ndjson([{ msg: 'zebra text one' }, { msg: 'zebra text two' }]), 'application/x-ndjson', 'a.ndjson'], ['scope-b', ndjson([{ msg: 'zebra in b' }]), 'application/x-ndjson', 'b.ndjson'], ['scope-a', png(), 'image/png', 'zebra.png']] as const) {
+        const res = await http.call('POST', `/v1/ingest/sources/${d}/stream?filename=${name}`, { body, contentType: type });
+        expect(res.status, res.text).toBe(202);
+        expect((await waitRun(res.body.ingest_run_id)).status).toBe('ready');
+      }
+    });
+
+    it('selected searches exactly the datasets named; all searches every dataset; each refuses the other shape with 422', async () => {
+      const selected = await search({ datasets: ['scope-b'], dataset_scope: 'selected' });
+      expect(selected.status).toBe(200);
+      expect(new Set(ids(selected).map((r) => r.provenance.dataset_id))).toEqual(new Set(['scope-b']));
+      const all = await search({ dataset_scope: 'all' });
+      expect(all.status).toBe(200);
+      expect(new Set(ids(all).map((r) => r.provenance.dataset_id))).toEqual(new Set(['logs', 'scope-a', 'scope-b']));
+      for (const body of [{ dataset_scope: 'selected' }, { dataset_scope: 'selected', datasets: [] }, { dataset_scope: 'all', datasets: ['scope-a'] }]) {
+        const res = await search(body);
+        expect(res.status, JSON.stringify(body)).toBe(422);
+        expect(res.body.detail[0]).toMatchObject({ loc: ['body', 'datasets'], type: 'value_error', msg: expect.stringContaining('dataset_scope') });
+      }
+    });
+
+    it('content_filter text leaves image records out, image keeps only them, null keeps both; other values get 422', async () => {
+      const both = await search({ datasets: ['scope-a'], content_filter: null });
+      expect(ids(both)).toHaveLength(3);
+      const text = await search({ datasets: ['scope-a'], content_filter: 'text' });
+      expect(text.status).toBe(200);
+      expect(ids(text)).toHaveLength(2);
+      expect(text.body.total.value).toBe(2);
+      expect(ids(text).every((r) => r.metadata.content_type === undefined)).toBe(true);
+      const image = await search({ datasets: ['scope-a'], content_filter: 'image', text: 'zebra' });
+      expect(ids(image)).toHaveLength(1);
+      expect(ids(image)[0].metadata.content_type).toBe('image/png');
+      const bad = await search({ content_filter: 'video' });
+      expect(bad.status).toBe(422);
+      expect(bad.body.detail[0].loc).toEqual(['body', 'content_filter']);
+    });
+  });
 });
