@@ -52,6 +52,10 @@ function oneErrorPerProblem(errors: AjvError[]): AjvError[] {
     const branchOf = (x: AjvError) => x.schemaPath.slice(union.schemaPath.length + 1).split('/')[0];
     const mistyped = new Set(leaves.filter((x) => x.instancePath === union.instancePath && x.keyword === 'type' && x.schemaPath === `${union.schemaPath}/${branchOf(x)}/type`).map(branchOf));
     const branch = leaves.map(branchOf).find((b) => !mistyped.has(b));
+    if (branch === undefined) {
+      out.push(union); // no branch to speak for: the union's own error, never none
+      continue;
+    }
     out.push(...oneErrorPerProblem(members.filter((x) => x !== union && branchOf(x) === branch)));
   }
   return out;
