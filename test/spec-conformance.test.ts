@@ -58,6 +58,22 @@ describe('spec conformance', () => {
     expect((await http.call('POST', '/v1/ingest/sources/jl/stream?format=yaml', { body: '{}\n' })).status).toBe(422);
   });
 
+  it('format jsonl exports as ndjson does, into a .jsonl file, and says jsonl', async () => {
+    const created = await http.post('/v1/export', { search_request: { datasets: ['logs'], q: 'msg:jsonl' }, format: 'jsonl' });
+    expect(created.status).toBe(202);
+    expect(created.body.format).toBe('jsonl');
+    const done = await until('export', async () => {
+      const e = (await http.get(`/v1/export/${created.body.export_id}`)).body;
+      return e.status === 'completed' || e.status === 'failed' ? e : undefined;
+    });
+    expect(done).toMatchObject({ status: 'completed', format: 'jsonl', row_count: 2 });
+    expect(done.store_key).toMatch(/\.jsonl$/);
+    const file = await http.get(done.download_url, { token: null, tenant: null });
+    const lines = file.text.trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines).toHaveLength(2);
+    for (const text of ['one jsonl', 'two jsonl']) expect(file.text).toContain(text);
+  });
+
   it('DELETE /v1/platform/tenants/{id} answers 202 with a pending job that succeeds in the background; the tenant and its data are gone', async () => {
     const plat = (await http.post('/v1/admin/platform-keys', { name: 'conformance-platform' })).body.token as string;
     const tenant = (await http.post('/v1/platform/tenants', { name: 'doomed' }, { token: plat, tenant: null })).body.tenant_id as string;
