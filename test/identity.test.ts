@@ -454,7 +454,12 @@ describe('platform tenants', () => {
     expectStatus(await post('/v1/admin/members', { email: 'customer-user@example.test', role: 'admin' }, { token: platform.token, tenant: p.tenant_id }), 201);
     const customer = sessionFor('customer-user@example.test');
     expect(expectStatus(await get('/v1/me', { token: customer.token, tenant: null }), 200).tenants.map((t: Json) => t.tenant_id)).toEqual([p.tenant_id]);
-    const job = expectStatus(await del(`/v1/platform/tenants/${p.tenant_id}`, { token: platform.token, tenant: null }), 200);
+    const accepted = expectStatus(await del(`/v1/platform/tenants/${p.tenant_id}`, { token: platform.token, tenant: null }), 202);
+    expect(accepted).toMatchObject({ scope: 'tenant', status: 'pending' });
+    const job = await until('the tenant deletion job', async () => {
+      const polled = (await get(`/v1/admin/data-deletion-jobs/${accepted.job_id}`, { token: platform.token, tenant: accepted.tenant_id })).body;
+      return polled.status === 'succeeded' ? polled : undefined;
+    });
     deletedTenants.push(p.tenant_id);
     expect(job).toMatchObject({
       job_id: expect.any(String),
@@ -523,8 +528,8 @@ describe('platform tenants: deletion during an ingest', () => {
     for (let i = 0; i < 2; i++) {
       expectStatus(await call('POST', '/v1/ingest/sources/bulk/stream?format=ndjson', { ...o, body: ndjson(rows), contentType: 'application/x-ndjson' }), 202);
     }
-    const job = expectStatus(await del(`/v1/platform/tenants/${t.tenant_id}`, { token: platform.token, tenant: null }), 200);
-    expect(job).toMatchObject({ scope: 'tenant', status: 'succeeded' });
+    const job = expectStatus(await del(`/v1/platform/tenants/${t.tenant_id}`, { token: platform.token, tenant: null }), 202);
+    expect(job).toMatchObject({ scope: 'tenant', status: 'pending' });
     deletedTenants.push(t.tenant_id);
     // give the run time to finish (or fail), and the index snapshot delay (2 s) time to pass
     await sleep(3000);

@@ -4,7 +4,8 @@ import { LIMITS } from './limits.js';
 import { SearchRequest } from './search.js';
 import { SqlParam } from './sql.js';
 
-export const ExportFormat = Literals(['ndjson', 'csv', 'parquet'] as const);
+/** `jsonl` is a synonym of `ndjson`: the same lines, in a `.jsonl` file, echoed as given. */
+export const ExportFormat = Literals(['ndjson', 'jsonl', 'csv', 'parquet'] as const);
 export type ExportFormat = Static<typeof ExportFormat>;
 export const ExportStatus = Literals(['pending', 'running', 'completed', 'failed', 'cancelled'] as const);
 

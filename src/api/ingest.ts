@@ -2,7 +2,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import { DatasetIdRef, DateTime, FieldPath, Id, Literals, Nullable } from './common.js';
 import { LIMITS } from './limits.js';
 
-export const IngestFormat = Literals(['text', 'ndjson', 'json', 'csv'] as const);
+/** `jsonl` is a synonym of `ndjson` (the spec's name for it): parsed the same, echoed as given in the run's `format`. */
+export const IngestFormat = Literals(['text', 'ndjson', 'jsonl', 'json', 'csv'] as const);
 
 export const RunStatus = Literals(['queued', 'running', 'ready', 'failed'] as const);
 

@@ -55,8 +55,10 @@ export const SearchRequest = Type.Object(
     text: Type.Optional(Type.String({ default: '', maxLength: LIMITS.text })),
     q: Type.Optional(Nullable(Type.String({ maxLength: LIMITS.q }))),
     datasets: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.datasetId }), { maxItems: LIMITS.datasets })),
+    /** `selected`: exactly `datasets` (at least one); `all`: every dataset of the tenant (`datasets` empty). Default: `selected` when `datasets` names any, else `all`. */
     dataset_scope: Type.Optional(lit(['all', 'selected'])),
-    content_filter: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
+    /** `text`: text records only; `image`: image objects only (an image ingested is one record); null: both. */
+    content_filter: Type.Optional(Nullable(lit(['text', 'image']))),
     mode: Type.Optional(SearchMode),
     semantic: Type.Optional(Type.Boolean()),
     semantic_min_score: Type.Optional(Nullable(Type.Number())),

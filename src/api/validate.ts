@@ -1,7 +1,7 @@
 import { FormatRegistry, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck, type ValueError } from '@sinclair/typebox/compiler';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
-import { Invalid } from '../engine/errors.js';
+import { Invalid } from './errors.js';
 import { LIMITS } from './limits.js';
 
 // the formats the schemas use, checked as the HTTP door's ajv-formats checks them
@@ -19,13 +19,14 @@ export function validate<T extends TSchema>(schema: T, value: unknown, location:
   if (!check) compiled.set(schema, (check = TypeCompiler.Compile(schema)));
   if (check.Check(value)) return value as Static<T>;
   const errors: ValueError[] = [];
-  for (const e of check.Errors(value)) if (errors.push(within(e)) >= LIMITS.validationIssues) break;
-  const issues = errors.map((e) => ({
-    loc: [location, ...e.path.split('/').slice(1).map((p) => (/^\d+$/.test(p) ? Number(p) : p))],
-    msg: e.message,
-    type: 'value_error',
-    input: e.value,
-  }));
+  for (const e of check.Errors(value)) if (errors.push(choices(e.schema) ? e : within(e)) >= LIMITS.validationIssues) break;
+  const issues = errors.map((e) => {
+    const loc = [location, ...e.path.split('/').slice(1).map((p) => (/^\d+$/.test(p) ? Number(p) : p))];
+    // a value none of a union's literals (or null) is: one issue that lists them, as the HTTP door says it
+    const allowed = choices(e.schema);
+    if (allowed) return { loc, msg: `Input should be ${allowed}`, type: 'enum', ctx: { expected: allowed }, input: e.value };
+    return { loc, msg: e.message, type: 'value_error', input: e.value };
+  });
   throw new Invalid(issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; '), issues);
 }
 
@@ -42,4 +43,19 @@ function within(e: ValueError): ValueError {
     if (inner && type === JSON_TYPE(e.value)) return within(inner);
   }
   return e;
+}
+
+/** `'a', 'b' or null` when the schema is a union of literals (and null), else undefined. */
+function choices(schema: TSchema): string | undefined {
+  const flat = (s: TSchema): string[] | undefined => {
+    if (Array.isArray(s.anyOf)) {
+      const parts = (s.anyOf as TSchema[]).map(flat);
+      return parts.every((p) => p) ? parts.flat() as string[] : undefined;
+    }
+    if (s.const !== undefined) return [typeof s.const === 'string' ? `'${s.const}'` : JSON.stringify(s.const)];
+    return s.type === 'null' ? ['null'] : undefined;
+  };
+  const all = Array.isArray(schema.anyOf) ? flat(schema) : undefined;
+  if (!all?.length) return undefined;
+  return all.length < 2 ? all[0] : `${all.slice(0, -1).join(', ')} or ${all.at(-1)}`;
 }

@@ -3,15 +3,14 @@
  * server sends, the exit code the CLI ends with, and the class the remote client turns a status
  * back into. Both CLI modes then fail alike, whichever door an error went through.
  */
-export type Loc = (string | number)[];
-export interface Issue { loc: Loc; msg: string; type: string; input?: unknown }
+import { Invalid, ServiceError, type Issue } from '../api/errors.js';
 
-export class EngineError extends Error {
-  constructor(message: string, readonly code?: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export { Invalid, type Issue };
+export type { Loc } from '../api/errors.js';
+
+/** The base of the engine's typed errors (declared with the API schemas, which must not import the engine). */
+export const EngineError = ServiceError;
+export type EngineError = ServiceError;
 export class NotFound extends EngineError {}
 export class Conflict extends EngineError {}
 export class Forbidden extends EngineError {}
@@ -25,16 +24,6 @@ export class DiskFull extends EngineError {
 }
 /** A request missing something it must carry, such as the tenant header. */
 export class BadRequest extends EngineError {}
-/** A request the engine cannot act on; `issues` locate each problem like HTTPValidationError. */
-export class Invalid extends EngineError {
-  constructor(
-    message: string,
-    readonly issues: Issue[] = [{ loc: [], msg: message, type: 'value_error' }],
-    code?: string,
-  ) {
-    super(message, code);
-  }
-}
 /** A refusal that carries a structured `{code, message}` detail rather than field locations. */
 export class Refused extends EngineError {
   constructor(message: string, code: string, readonly status: 400 | 409 | 413 | 422 = 422) {

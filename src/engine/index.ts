@@ -123,7 +123,7 @@ export class Engine {
     this.sql = new Sql(store, dataDir, this.datasets, this.jobs, (t) => Boolean(this.directory.tenant(t)), config.sql);
     this.semantic = new Semantic(store, dataDir, this.datasets, this.sources, this.jobs, config.semantic, opts.semantic);
     this.derived = new DerivedIndexes([this.text, this.sql.indexes, this.semantic], dataDir);
-    this.tenants = new PlatformTenants(store, dataDir, this.directory, this.keys, this.derived);
+    this.tenants = new PlatformTenants(store, dataDir, this.directory, this.keys, this.derived, this.jobs);
     const runs = new Runs(store);
     this.ingest = new Ingest(store, this.datasets, this.sources, runs, blobs, this.derived, this.jobs, space, (t, d) => this.scheduleSnapshot(t, d), config.ingest);
     this.uploads = new Uploads(store, blobs, secret, this.ingest, this.jobs, space, config.uploads);

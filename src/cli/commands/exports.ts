@@ -10,7 +10,7 @@ import type { Service } from '../service.js';
 import { param } from './sql.js';
 
 const COLUMNS = ['export_id', 'name', 'status', 'format', 'row_count', 'size_bytes', 'created_at'];
-const FORMATS: ExportFormat[] = ['ndjson', 'csv', 'parquet'];
+const FORMATS: ExportFormat[] = ['ndjson', 'jsonl', 'csv', 'parquet'];
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 type CreateFlags = SearchFlags & {

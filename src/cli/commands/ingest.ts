@@ -11,7 +11,7 @@ import { ingestFeedback } from '../ingestFeedback.js';
 import { counted, statusLine } from '../progress.js';
 
 interface IngestFlags {
-  format?: IngestFormat;
+  format?: IngestFormat | 'jsonl';
   source?: string;
   wait?: boolean;
   idField?: string;
@@ -52,7 +52,7 @@ export function ingestCommand(program: Command): void {
     .description(
       'ingest files into a dataset: a FILE (or stdin with `-`) prints its run; several files, directories (recursively, hidden files skipped) or globs (quoted: svc expands them) are each their own run, waited for, then summed up. gzip input is decompressed, whatever its name',
     )
-    .addOption(new Option('--format <format>', 'input format (default: from the file name, a .gz suffix aside, else the source\'s)').choices(INGEST_FORMATS))
+    .addOption(new Option('--format <format>', 'input format (default: from the file name, a .gz suffix aside, else the source\'s)').choices([...INGEST_FORMATS, 'jsonl']))
     .option('--source <key>', "source to ingest through (default: the dataset's own)")
     .option('--wait', 'remote mode: wait until the run is ready (a local run is always carried out before svc exits); exit 5 if it fails. Several files are always waited for')
     .option('--id-field <field>', 'field holding the record id')

@@ -1,12 +1,15 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { Unauthenticated } from '../errors.js';
+import { DiskFull, Unauthenticated } from '../errors.js';
 import { now } from '../ids.js';
+import { logProblem } from '../log.js';
 import { SYSTEM, type Store } from '../store/db.js';
 import type { Principal } from './caller.js';
 import type { TokenCache } from './tokenCache.js';
 import { keys } from '../store/keys.js';
 
 export const INGEST_TOKEN_PREFIX = 'svcit.v1.';
+/** A source's ingest_token_last_used_at is written at most this often, as keys' last_used_at is. */
+const LAST_USED_RESOLUTION_MS = 60_000;
 
 interface TokenState { tenant_id: string; source_id: number; hash: string; created_at: string }
 
@@ -17,6 +20,8 @@ const sha256 = (s: string) => createHash('sha256').update(s).digest();
  * It authenticates direct ingestion into its own source and nothing else.
  */
 export class IngestTokens {
+  private readonly lastUsedWritten = new Map<string, number>();
+
   constructor(private readonly store: Store, private readonly cache: TokenCache) {}
 
   static isIngestToken(token: string): boolean {
@@ -47,7 +52,25 @@ export class IngestTokens {
     const expected = state ? Buffer.from(state.hash, 'hex') : sha256('');
     if (!timingSafeEqual(expected, sha256(secret ?? '')) || !state) throw new Unauthenticated('invalid ingest token');
     const principal: Principal = { user_id: `ingest:${state.tenant_id}:${state.source_id}`, kind: 'ingest_token', source: { tenant_id: state.tenant_id, source_id: state.source_id } };
-    this.cache.set(token, principal, null);
+    this.touch(tokenId!, state);
+    this.cache.set(token, principal, null, () => this.touch(tokenId!, state));
     return principal;
+  }
+
+  /** Stamps the source's ingest_token_last_used_at, in the background and at most once a minute per token. */
+  private touch(tokenId: string, state: TokenState): void {
+    const last = this.lastUsedWritten.get(tokenId) ?? 0;
+    if (Date.now() - last < LAST_USED_RESOLUTION_MS) return;
+    if (this.lastUsedWritten.size >= 10_000) this.lastUsedWritten.clear();
+    this.lastUsedWritten.set(tokenId, Date.now());
+    this.store.meta
+      .transaction(() => {
+        const source = this.store.meta.get(keys.source(state.tenant_id, state.source_id));
+        // only while this token is still the source's own: a rotation or revocation in between wins
+        if (source?.ingest_token_id === tokenId) this.store.meta.put(keys.source(state.tenant_id, state.source_id), { ...source, ingest_token_last_used_at: now() });
+      })
+      .catch((err) => {
+        if (!(err instanceof DiskFull)) logProblem('last_used_not_written', err, { source_id: state.source_id });
+      });
   }
 }

@@ -68,7 +68,7 @@ export class DataDeletion {
 
   get(caller: Caller, jobId: string): DataDeletionJob {
     const job = this.jobs.get(caller.tenant_id, jobId);
-    if (job.type !== 'data_deletion') throw new NotFound(`data-deletion job '${jobId}' not found`);
+    if (job.type !== 'data_deletion' && job.type !== TENANT_DELETION_JOB) throw new NotFound(`data-deletion job '${jobId}' not found`);
     return view(job);
   }
 
@@ -152,6 +152,11 @@ function finish(items: Item[], byKey: Map<string, number>): void {
     Object.assign(item, { status: 'succeeded', completed_at: at, updated_at: at, result: { deleted_documents: deleted } });
   }
 }
+
+/** The job that deletes a provisioned tenant (src/engine/platform/tenants.ts): a data-deletion job of scope `tenant`, kept in the platform's tenant. */
+export const TENANT_DELETION_JOB = 'tenant_deletion';
+
+export const deletionView = (job: JobState): DataDeletionJob => view(job);
 
 /** The spec's data-deletion job, from the durable job that carries it. */
 function view(job: JobState): DataDeletionJob {

@@ -221,7 +221,7 @@ function checkRequest(req: ExportCreate, format: string): void {
   if (req.params !== undefined && req.sql === undefined) throw invalid('params', 'params are the parameters of sql: give them with sql only', req.params);
   if (req.fields === undefined) return;
   if (req.sql !== undefined) throw invalid('fields', "the columns of a sql export are the statement's own: select them in the statement", req.fields);
-  if (format === 'ndjson') throw invalid('fields', 'fields select the columns of a csv or parquet export; ndjson writes whole records', req.fields);
+  if (format === 'ndjson' || format === 'jsonl') throw invalid('fields', `fields select the columns of a csv or parquet export; ${format} writes whole records`, req.fields);
   checkFields(req.fields);
 }
 

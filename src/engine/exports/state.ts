@@ -38,8 +38,8 @@ export interface ExportState {
 export const exportKey = (t: string, id: string): Key => keys.export(t, id);
 export const EXPORT_ID = /^exp_[0-9a-z]{26}$/;
 
-export const EXTENSIONS: Record<ExportFormat, string> = { ndjson: 'ndjson', csv: 'csv', parquet: 'parquet' };
-const CONTENT_TYPES: Record<ExportFormat, string> = { ndjson: 'application/x-ndjson', csv: 'text/csv', parquet: 'application/vnd.apache.parquet' };
+export const EXTENSIONS: Record<ExportFormat, string> = { ndjson: 'ndjson', jsonl: 'jsonl', csv: 'csv', parquet: 'parquet' };
+const CONTENT_TYPES: Record<ExportFormat, string> = { ndjson: 'application/x-ndjson', jsonl: 'application/jsonl', csv: 'text/csv', parquet: 'application/vnd.apache.parquet' };
 
 export const fileExtension = (s: Pick<ExportState, 'format' | 'gzip'>) => EXTENSIONS[s.format] + (s.gzip ? '.gz' : '');
 export const contentType = (s: Pick<ExportState, 'format' | 'gzip'>) => (s.gzip ? 'application/gzip' : CONTENT_TYPES[s.format]);

@@ -40,7 +40,7 @@ export interface IngestLimits {
  * is compressed is told by its bytes alone (see inflate.ts).
  */
 export function chooseFormat(named: string | undefined, filename: string | undefined, sourceFormat: string): IngestFormat {
-  if (named) return named as IngestFormat;
+  if (named) return EXTENSION_FORMATS[named] ?? (named as IngestFormat);
   const ext = filename?.toLowerCase().replace(/\.(gz|gzip)$/, '').match(/\.([a-z]+)$/)?.[1];
   if (ext && EXTENSION_FORMATS[ext]) return EXTENSION_FORMATS[ext];
   const fallback = sourceFormat === 'jsonl' ? 'ndjson' : sourceFormat;

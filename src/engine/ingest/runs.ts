@@ -88,7 +88,9 @@ export function newRun(fields: {
 /** A copy of the run as the API shows it: the live run goes on changing while a reply is written. */
 export function publicRun(run: RunState): IngestRun {
   const { transform: _t, resume_line: _r, job_id: _j, ingested_at: _i, transform_version: _v, ...pub } = run;
-  return structuredClone(pub);
+  // a format named by a synonym (jsonl for ndjson) is echoed as it was given
+  const named = run.requested?.format;
+  return structuredClone(named && named !== run.format ? { ...pub, format: named } : pub);
 }
 
 /** A run that failed for want of disk space: its job brings it back once there is room. */

@@ -5,11 +5,12 @@ import type { Caller } from '../auth/caller.js';
 import type { Directory, TenantState } from '../auth/directory.js';
 import type { Keys } from '../auth/keys.js';
 import { NotFound } from '../errors.js';
-import { newId, now } from '../ids.js';
+import { now } from '../ids.js';
+import type { JobQueue, JobState } from '../jobs/queue.js';
+import { deletionView, TENANT_DELETION_JOB } from '../deletion/deletion.js';
 import { removePrefix, type Store } from '../store/db.js';
 import type { DerivedIndexes } from '../derived/derivedIndexes.js';
 import { layout } from '../layout.js';
-import { keys } from '../store/keys.js';
 
 const view = (t: TenantState): Tenant => ({ tenant_id: t.tenant_id, name: t.name, created_at: t.created_at });
 
@@ -21,7 +22,17 @@ export class PlatformTenants {
     private readonly directory: Directory,
     private readonly keys: Keys,
     private readonly derived: DerivedIndexes,
-  ) {}
+    private readonly jobs: JobQueue,
+  ) {
+    jobs.register(TENANT_DELETION_JOB, {
+      handler: (job) => this.run(job),
+      maxAttempts: 5,
+      freesSpace: true,
+      // the tenant left the directory when the job was made: its data must go, whenever the job runs
+      cancelRefused: () => 'a tenant deletion cannot be cancelled: the tenant is already gone',
+      serialKey: (job) => `${job.tenant_id}/tenant:${String((job.payload.target as { tenant_id: string }).tenant_id)}`,
+    });
+  }
 
   async create(caller: Caller, req: TenantCreate): Promise<Tenant> {
     return view(await this.directory.provisionTenant(caller.tenant_id, req.name));
@@ -31,15 +42,40 @@ export class PlatformTenants {
     return this.directory.provisionedBy(caller.tenant_id).map(view);
   }
 
-  /** Deletes every record, object, index, key and membership of a provisioned tenant. */
+  /**
+   * Deletes a provisioned tenant: at once it leaves the directory with its keys and memberships
+   * (nobody can act in it any more), and a data-deletion job of scope `tenant` (pending) is
+   * returned; the job removes its records, objects, indexes and metadata in the background.
+   */
   async delete(caller: Caller, tenantId: string): Promise<DataDeletionJob> {
     const tenant = this.directory.tenant(tenantId);
     if (!tenant || tenant.platform_tenant_id !== caller.tenant_id) throw new NotFound(`tenant '${tenantId}' not found`);
+    const at = now();
+    const items: DataDeletionJob['items'] = [{
+      item_id: 1, item_type: 'tenant', status: 'pending', attempt_count: 0, next_attempt_at: null, started_at: null,
+      completed_at: null, created_at: at, updated_at: at, error_message: null, target: { tenant_id: tenantId }, result: {},
+    }];
+    const job = await this.store.meta.transaction(() => {
+      this.keys.removeTenant(tenantId);
+      this.directory.removeTenant(tenantId);
+      return this.jobs.stage(caller.tenant_id, TENANT_DELETION_JOB, {
+        target: { scope: 'tenant', dataset_id: null, source_id: null, source_key: null, tenant_id: tenantId }, requested_by: caller.user_id, items,
+      });
+    });
+    this.jobs.poke();
+    return deletionView(job);
+  }
+
+  private async run(job: JobState): Promise<Record<string, unknown>> {
+    const tenantId = String((job.payload.target as { tenant_id: string }).tenant_id);
+    const items = job.payload.items as DataDeletionJob['items'];
     const started = now();
+    for (const item of items) Object.assign(item, { status: 'running', attempt_count: item.attempt_count + 1, started_at: item.started_at ?? started, updated_at: started });
+    await this.jobs.update(job);
     const deleted = await this.store.meta.transaction(() => {
       const records = removePrefix(this.store.records, [tenantId]);
       removePrefix(this.store.ids, [tenantId]);
-      this.keys.removeTenant(tenantId);
+      this.keys.removeTenant(tenantId); // again: a key minted in it between the request and now
       this.directory.removeTenant(tenantId);
       removePrefix(this.store.meta, [tenantId]);
       return records;
@@ -47,17 +83,10 @@ export class PlatformTenants {
     await this.derived.dropTenant(tenantId);
     rmSync(layout.tenantBlobs(this.dataDir, tenantId), { recursive: true, force: true });
     const at = now();
-    const job: DataDeletionJob = {
-      job_id: newId('job'), tenant_id: caller.tenant_id, requested_by: caller.user_id, scope: 'tenant', status: 'succeeded',
-      target_dataset_id: null, target_source_id: null, target_upload_session_id: null,
-      item_total_count: 1, item_pending_count: 0, item_running_count: 0, item_succeeded_count: 1, item_failed_count: 0,
-      items: [{
-        item_id: 1, item_type: 'tenant', status: 'succeeded', attempt_count: 1, next_attempt_at: null, started_at: started,
-        completed_at: at, created_at: started, updated_at: at, error_message: null, target: { tenant_id: tenantId }, result: { deleted_documents: deleted },
-      }],
-      error_message: null, created_at: started, started_at: started, completed_at: at, updated_at: at,
-    };
-    await this.store.meta.put(keys.deletionRecord(caller.tenant_id, job.job_id), job);
-    return job;
+    // a retry finds the records gone: the count of the attempt that removed them stays
+    const count = Number(items[0]?.result.deleted_documents ?? 0) + deleted;
+    for (const item of items) Object.assign(item, { status: 'succeeded', completed_at: at, updated_at: at, result: { deleted_documents: count } });
+    await this.jobs.update(job);
+    return { deleted_documents: count };
   }
 }

@@ -52,6 +52,18 @@ interface Ranking { hits: Hit[]; total: number; terms: Set<string>; scoreKind: s
 /** Which page of a search to answer; `replay` runs a search again for a cursor whose handle is gone. */
 interface Page { offset: number; limit?: number; replay?: { search_id: string; cutoffs: number[]; now: number } }
 
+const scopeRefused = (msg: string, input: unknown) => new Invalid(msg, [{ loc: ['body', 'datasets'], msg, type: 'value_error', input }]);
+
+/** An image object ingested as one record (see ingest/image.ts): its metadata is what its header told. */
+const isImageRecord = (rec: StoredRecord) =>
+  typeof rec.metadata.content_type === 'string' && rec.metadata.content_type.startsWith('image/') && typeof rec.metadata.width === 'number' && typeof rec.metadata.height === 'number';
+
+/** `content_filter`: which kind of content a search returns; null (the default) returns both. */
+const CONTENT_FILTERS: Record<string, (rec: StoredRecord) => boolean> = {
+  text: (rec) => !isImageRecord(rec),
+  image: isImageRecord,
+};
+
 /**
  * Search over a tenant's datasets: one request shape in, one envelope out. Every match is counted
  * and aggregated; the best `LIMITS.rankingDepth` of them are kept, in memory, for the pages —
@@ -104,8 +116,17 @@ export class Search {
     return this.start(t, request, datasets, { offset: state.o, limit, replay: { search_id: state.s, cutoffs: state.f.cutoffs, now: state.f.now } });
   }
 
+  /**
+   * The datasets a request searches. `dataset_scope: "selected"` searches exactly `datasets` (one at
+   * least); `"all"` every dataset of the tenant (and names none). Without a scope, `datasets` when
+   * it names any, else all.
+   */
   private scope(t: string, request: SearchRequest): string[] {
-    const datasetIds = request.datasets?.length ? [...new Set(request.datasets)] : this.datasets.ids(t);
+    const named = request.datasets?.length ?? 0;
+    const scope = request.dataset_scope;
+    if (scope === 'selected' && named === 0) throw scopeRefused("dataset_scope 'selected' searches the datasets named in datasets: name at least one", request.datasets ?? []);
+    if (scope === 'all' && named > 0) throw scopeRefused("dataset_scope 'all' searches every dataset of the tenant: leave datasets empty, or use dataset_scope 'selected'", request.datasets);
+    const datasetIds = named ? [...new Set(request.datasets)] : this.datasets.ids(t);
     for (const d of datasetIds) this.datasets.state(t, d);
     return datasetIds;
   }
@@ -255,8 +276,9 @@ export class Search {
     // null when the sort orders as the default does: such a search keeps the default's ways
     const sorter = compileSort(request.sort, mode !== 'text' || Boolean(scoringText), better);
     // a text search sorted by a record field reads every match's record; a semantic or hybrid one only those of its ranking
-    const needRecord = Boolean(filter || query || aggregator || request.collapse?.field || (mode === 'text' && sorter?.readsRecords));
-    const accept = (rec: StoredRecord) => (!query || query.matches(rec)) && (!filter || filter(rec));
+    const content = request.content_filter ? CONTENT_FILTERS[request.content_filter] : null;
+    const needRecord = Boolean(filter || query || aggregator || content || request.collapse?.field || (mode === 'text' && sorter?.readsRecords));
+    const accept = (rec: StoredRecord) => (!content || content(rec)) && (!query || query.matches(rec)) && (!filter || filter(rec));
     return { filter, query, aggregator, text, scoringText, terms, needRecord, accept, sorter };
   }
 

@@ -6,6 +6,7 @@ import { Conflict, NotFound } from '../errors.js';
 import { Permanent, type JobQueue, type JobState } from '../jobs/queue.js';
 import type { Sources } from '../sources/sources.js';
 import type { Store } from '../store/db.js';
+import type { DatasetSemantic } from './config.js';
 import { extractStamps } from './stamps.js';
 import { addVocabulary } from './vocabulary.js';
 import type { VectorIndexes } from './vectorIndexes.js';
@@ -59,7 +60,7 @@ export class FilterBackfill {
     const keys = new Set((sourceId != null ? [this.sources.get(t, sourceId)] : this.sources.ofDataset(t, d)).map((s) => s.source_key));
     const objects = new Set<string>();
     const seen = new Set<string>();
-    const progress: Progress = { sources_processed: 0, objects_processed: 0, records_restamped: 0, filter_fields: [...space.semantic.filterFields] };
+    const progress: Progress = { sources_processed: 0, objects_processed: 0, records_restamped: 0, filter_fields: declaredFilters(space.semantic, keys) };
     const report = async () => {
       Object.assign(progress, { sources_processed: seen.size, objects_processed: objects.size });
       job.result = { ...progress };
@@ -89,6 +90,16 @@ export class FilterBackfill {
     await report();
     return { ...progress };
   }
+}
+
+/**
+ * The filter fields the job stamps: every field a restamped source declares (the union), though a
+ * field only some sources declare is not one the vector search can pick candidates by alone.
+ */
+function declaredFilters(semantic: DatasetSemantic, sourceKeys: Set<string>): string[] {
+  const fields = new Set<string>();
+  for (const key of sourceKeys) for (const f of semantic.bySource.get(key)?.filters ?? []) fields.add(f.field);
+  return [...fields];
 }
 
 function view(job: JobState): BackfillJob {

@@ -4,7 +4,7 @@ import { caller } from '../auth.js';
 import type { Routes } from './types.js';
 import { errors, typed } from './types.js';
 
-const tags = ['Query endpoints'];
+const tags = ['Query Endpoints'];
 
 export const endpointRoutes: Routes = (app, engine) => {
   const r = typed(app);

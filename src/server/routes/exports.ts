@@ -6,7 +6,7 @@ import { serverOrigin } from '../publicUrl.js';
 import type { Routes } from './types.js';
 import { errors, typed } from './types.js';
 
-const tags = ['Views and exports'];
+const tags = ['Exports'];
 const params = ExportPath;
 
 export const exportRoutes: Routes = (app, engine) => {

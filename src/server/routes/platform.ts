@@ -18,7 +18,7 @@ export const platformRoutes: Routes = (app, engine) => {
     tenants: engine.tenants.list(caller(req)),
     next_cursor: null,
   }));
-  r.delete('/v1/platform/tenants/:tenant_id', { schema: { tags, params: TenantPath, response: { 200: DataDeletionJob, ...errors(401, 403, 404) } } }, async (req) =>
-    engine.tenants.delete(caller(req), req.params.tenant_id),
+  r.delete('/v1/platform/tenants/:tenant_id', { schema: { tags, params: TenantPath, response: { 202: DataDeletionJob, ...errors(401, 403, 404) } } }, async (req, reply) =>
+    reply.status(202).send(await engine.tenants.delete(caller(req), req.params.tenant_id)),
   );
 };
