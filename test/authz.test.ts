@@ -289,13 +289,15 @@ const SUCCESS: Record<string, number> = {
   'POST /v1/platform/tenants': 201,
   'POST /v1/admin/datasets': 201,
   'POST /v1/ingest/sources/:source_key/stream': 202,
+  // a tenant's data goes in the background, as every deletion's does
+  'DELETE /v1/platform/tenants/:tenant_id': 202,
 };
 /** deletions that may answer 202 with a job instead of 200 */
 const ASYNC_OK = new Set(['DELETE /v1/admin/datasets/:dataset_id']);
 
 const KNOWN_200 = new Set([
   'GET /healthz', 'GET /openapi.json', 'GET /v1/me', 'GET /v1/admin/members', 'GET /v1/admin/api-keys', 'DELETE /v1/admin/api-keys/:id',
-  'GET /v1/admin/platform-keys', 'DELETE /v1/admin/platform-keys/:id', 'GET /v1/platform/tenants', 'DELETE /v1/platform/tenants/:tenant_id',
+  'GET /v1/admin/platform-keys', 'DELETE /v1/admin/platform-keys/:id', 'GET /v1/platform/tenants',
   'GET /v1/datasets', 'GET /v1/datasets/:dataset_id', 'DELETE /v1/admin/datasets/:dataset_id', 'GET /v1/admin/fields', 'POST /v1/search',
   'GET /v1/ingest/runs/:ingest_run_id', 'GET /v1/ingest/runs',
 ]);
