@@ -10,7 +10,13 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATA, init, serve, svc, tempDir, type Server } from './helpers/cli.js';
 
-const sample = (name: string) => readFileSync(join(DATA, `loghub/${name}/${name}_2k.log`));
+/** The first 300 lines of a Loghub sample: each file's run and count show the same with 300 lines as with 2,000. */
+const sample = (name: string) => {
+  const bytes = readFileSync(join(DATA, `loghub/${name}/${name}_2k.log`));
+  let end = -1;
+  for (let i = 0; i < 300; i++) end = bytes.indexOf(0x0a, end + 1);
+  return bytes.subarray(0, end + 1);
+};
 const lineCount = (bytes: Buffer) => bytes.toString('utf8').split('\n').filter((l) => l.trim() !== '').length;
 const lines = (...names: string[]) => names.reduce((n, name) => n + lineCount(sample(name)), 0);
 

@@ -18,9 +18,9 @@ const HDFS = readFileSync(join(DATA, 'loghub/HDFS/HDFS_2k.log_structured.csv'), 
 const rows = (n: number, suffix: string) =>
   HDFS.slice(0, n).map(([line, , , , level, component, content]) => ({ id: `hdfs-${line}${suffix}`, body: content, level, component, tag: `zqxtag${Number(line) % 7}` }));
 const ndjson = (r: object[]) => r.map((x) => JSON.stringify(x)).join('\n') + '\n';
-/** two objects of HDFS lines, the second under other ids; then more while the job resumes */
-const OBJECTS = [rows(1500, ''), rows(500, '-b')];
-const LATE = rows(300, '-c');
+/** two objects of HDFS lines, the second under other ids; then more while the job resumes (a few hundred show all a crash leaves behind) */
+const OBJECTS = [rows(600, ''), rows(200, '-b')];
+const LATE = rows(150, '-c');
 const tagged = (r: { tag: string }[]) => r.filter((x) => x.tag === 'zqxtag3').length;
 const D = 'hdfs';
 

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
 import { Engine } from '../../src/engine/index.js';
 import { buildApp, type AppOptions } from '../../src/server/app.js';
-import { init, tempDir } from './cli.js';
+import { tempDir } from './cli.js';
 import { client } from './http.js';
 
 export interface TestApp {
@@ -16,14 +16,15 @@ export interface TestApp {
 }
 
 /**
- * `svc init` on a fresh data dir, then the /v1 app over it in this process, listening on a free
+ * A fresh data dir initialized as `svc init` does it (first tenant `default`, admin@localhost), then the /v1 app over it in this process, listening on a free
  * loopback port: for tests that need to pass options (a log sink, a rate limit, a public URL)
  * or to reach the engine.
  */
 export async function startApp(opts: Omit<AppOptions, 'log'> = {}): Promise<TestApp> {
   const dir = tempDir('svc-app-');
-  const admin = init(dir.path);
+  // what `svc init` does, in this process: a spawned CLI would cost a second for nothing the tests look at
   const engine = await Engine.open(dir.path);
+  const admin = await engine.init('default', 'admin@localhost', 24 * 3600);
   const written: string[] = [];
   const app = await buildApp(engine, { ...opts, log: (line) => written.push(line) });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });

@@ -1,7 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
+import { client, expectStatus, until } from './http.js';
 import { afterAll, beforeAll } from 'vitest';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
@@ -101,13 +102,22 @@ export function useHdfsServer(prefix: string) {
   const at = { url: '', token: '', server: undefined as Server | undefined };
   beforeAll(async () => {
     const dataDir = join(dir.path, 'data');
-    at.token = init(dataDir).token;
-    for (const args of [['datasets', 'create', 'hdfs', '--no-semantic'], ['ingest', 'hdfs', join(DATA, 'loghub/HDFS/HDFS_2k.log_structured.csv'), '--wait']]) {
-      const r = svc(args, { dataDir });
-      if (r.status !== 0) throw new Error(`svc ${args[0]}: ${r.stderr}`);
-    }
+    const admin = init(dataDir);
+    at.token = admin.token;
     at.server = await serve(dataDir);
     at.url = at.server.url;
+    // the dataset and its records over HTTP, as `svc datasets create hdfs --no-semantic` and
+    // `svc ingest hdfs FILE --wait` would send them: the server is up anyway, and spawning svc
+    // twice more would test nothing these blocks look at
+    const http = client(at.url, { token: admin.token, tenant: admin.tenant_id });
+    expectStatus(await http.post('/v1/admin/datasets', { dataset_id: 'hdfs', semantic: false }), 201, 'create hdfs');
+    const file = join(DATA, 'loghub/HDFS/HDFS_2k.log_structured.csv');
+    const run = expectStatus(await http.call('POST', `/v1/ingest/sources/hdfs/stream?format=csv&filename=${basename(file)}`, { body: readFileSync(file), contentType: 'text/csv' }), 202, 'ingest hdfs');
+    const done = await until(`run ${run.ingest_run_id}`, async () => {
+      const r = expectStatus(await http.get(`/v1/ingest/runs/${run.ingest_run_id}`), 200);
+      return r.status === 'ready' || r.status === 'failed' ? r : undefined;
+    });
+    if (done.status !== 'ready' || done.documents.parsed !== 2000) throw new Error(`ingest of hdfs: ${JSON.stringify(done)}`);
   });
   afterAll(async () => {
     await at.server?.stop();
