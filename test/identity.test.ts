@@ -531,8 +531,12 @@ describe('platform tenants: deletion during an ingest', () => {
     const job = expectStatus(await del(`/v1/platform/tenants/${t.tenant_id}`, { token: platform.token, tenant: null }), 202);
     expect(job).toMatchObject({ scope: 'tenant', status: 'pending' });
     deletedTenants.push(t.tenant_id);
-    // give the run time to finish (or fail), and the index snapshot delay (2 s) time to pass
-    await sleep(3000);
+    // the deletion job ends once the runs under way have stopped and every file of the tenant is gone
+    await until('the tenant deletion job', async () => {
+      const polled = (await get(`/v1/admin/data-deletion-jobs/${job.job_id}`, { token: platform.token, tenant: job.tenant_id })).body;
+      if (polled.status === 'failed') throw new Error(`the tenant deletion failed: ${JSON.stringify(polled)}`);
+      return polled.status === 'succeeded' || undefined;
+    }, 60_000);
     expect([403, 404]).toContain((await get('/v1/datasets/bulk', o)).status);
     expect([403, 404]).toContain((await get('/v1/ingest/runs', o)).status);
     expect(expectStatus(await get('/v1/platform/tenants', { token: platform.token, tenant: null }), 200).tenants.map((x: Json) => x.tenant_id)).not.toContain(t.tenant_id);
