@@ -66,9 +66,13 @@ describe('the temp file sweep', () => {
   it('runs when an engine opens for a server: stale temp files go, fresh ones and other files stay', async () => {
     const dataDir = join(fresh(), 'data');
     const first = await Engine.open(dataDir);
-    await first.init('acme', 'admin@acme.test');
-    const t = first.localCaller().tenant_id;
-    await first.close();
+    let t: string;
+    try {
+      await first.init('acme', 'admin@acme.test');
+      t = first.localCaller().tenant_id;
+    } finally {
+      await first.close();
+    }
 
     await new BlobStore(dataDir).put(t, 'hosted', 'logs/obj_1/x.log', Readable.from([Buffer.from('kept object\n')]));
     const stale = join(tempFolder(dataDir, t), newId('tmp'));

@@ -62,26 +62,29 @@ describe('telling a full disk', () => {
     const dir = tempDir();
     dirs.push(dir);
     const engine = await Engine.open(join(dir.path, 'data'), { minFreeBytes: 0 });
-    await engine.init('acme', 'admin@acme.test');
-    const t = engine.localCaller().tenant_id;
-    let calls = 0;
-    engine.jobs.register('needs_room', {
-      maxAttempts: 1,
-      handler: async () => {
-        if (++calls <= 2) throw new DiskFull();
-        return { calls };
-      },
-    });
-    const job = await engine.jobs.enqueue(t, 'needs_room', {});
-    const waiting = await until('the first wait', () => {
-      const j = engine.jobs.get(t, job.job_id);
-      return j.disk_waits === 1 ? j : undefined;
-    });
-    // not an attempt, and not at once: a second later (sooner only if space is freed meanwhile)
-    expect(waiting).toMatchObject({ status: 'pending', attempts: 0, error_message: expect.stringMatching(/disk is full/) });
-    expect(Date.parse(waiting.next_attempt_at!) - Date.parse(waiting.updated_at)).toBeGreaterThanOrEqual(900);
-    expect(await engine.jobs.settled(t, job.job_id)).toMatchObject({ status: 'succeeded', attempts: 1, result: { calls: 3 }, disk_waits: 0 });
-    await engine.close();
+    try {
+      await engine.init('acme', 'admin@acme.test');
+      const t = engine.localCaller().tenant_id;
+      let calls = 0;
+      engine.jobs.register('needs_room', {
+        maxAttempts: 1,
+        handler: async () => {
+          if (++calls <= 2) throw new DiskFull();
+          return { calls };
+        },
+      });
+      const job = await engine.jobs.enqueue(t, 'needs_room', {});
+      const waiting = await until('the first wait', () => {
+        const j = engine.jobs.get(t, job.job_id);
+        return j.disk_waits === 1 ? j : undefined;
+      });
+      // not an attempt, and not at once: a second later (sooner only if space is freed meanwhile)
+      expect(waiting).toMatchObject({ status: 'pending', attempts: 0, error_message: expect.stringMatching(/disk is full/) });
+      expect(Date.parse(waiting.next_attempt_at!) - Date.parse(waiting.updated_at)).toBeGreaterThanOrEqual(900);
+      expect(await engine.jobs.settled(t, job.job_id)).toMatchObject({ status: 'succeeded', attempts: 1, result: { calls: 3 }, disk_waits: 0 });
+    } finally {
+      await engine.close();
+    }
   });
 
   it('a SQL database that a full disk left half-made is made again from the records', async () => {
@@ -89,18 +92,25 @@ describe('telling a full disk', () => {
     dirs.push(dir);
     const dataDir = join(dir.path, 'data');
     let engine = await Engine.open(dataDir, { minFreeBytes: 0 });
-    await engine.init('acme', 'admin@acme.test');
-    let caller = engine.localCaller();
-    await engine.datasets.create(caller, { dataset_id: 'logs' });
-    const run = await engine.ingest.submit(caller, Readable.from([Buffer.from('{"n":1}\n{"n":2}\n')]), { dataset_id: 'logs', format: 'ndjson' });
-    expect((await engine.ingest.wait(caller, run.ingest_run_id)).status).toBe('ready');
-    await engine.close();
+    let caller;
+    try {
+      await engine.init('acme', 'admin@acme.test');
+      caller = engine.localCaller();
+      await engine.datasets.create(caller, { dataset_id: 'logs' });
+      const run = await engine.ingest.submit(caller, Readable.from([Buffer.from('{"n":1}\n{"n":2}\n')]), { dataset_id: 'logs', format: 'ndjson' });
+      expect((await engine.ingest.wait(caller, run.ingest_run_id)).status).toBe('ready');
+    } finally {
+      await engine.close();
+    }
     writeFileSync(join(dataDir, 'sql', `${caller.tenant_id}.duckdb`), Buffer.alloc(4096)); // what a creation cut short leaves
 
     engine = await Engine.open(dataDir, { minFreeBytes: 0 });
-    caller = engine.localCaller();
-    const answer = await engine.sql.query(caller, { sql: 'SELECT sum(n) AS total FROM logs' });
-    expect(Number(answer.records[0].metadata.total)).toBe(3);
-    await engine.close();
+    try {
+      caller = engine.localCaller();
+      const answer = await engine.sql.query(caller, { sql: 'SELECT sum(n) AS total FROM logs' });
+      expect(Number(answer.records[0].metadata.total)).toBe(3);
+    } finally {
+      await engine.close();
+    }
   });
 });

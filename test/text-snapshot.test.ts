@@ -67,21 +67,30 @@ describe('a damaged text snapshot', () => {
 
   it('is read as no snapshot: the index comes back from the store, and is written whole again', async () => {
     let engine = await Engine.open(dir.path);
-    await engine.init('acme', 'admin@acme.test');
-    const caller = engine.localCaller();
-    await engine.datasets.create(caller, { dataset_id: 'ssh', semantic: false });
-    const run = await engine.ingest.submit(caller, Readable.from([Buffer.from(lines.join('\n'))]), { dataset_id: 'ssh', format: 'text', filename: 'ssh.log' });
-    expect((await engine.ingest.wait(caller, run.ingest_run_id)).status).toBe('ready');
-    const before = await engine.search.run(caller, { text: 'authentication failure', datasets: ['ssh'], limit: 5 });
-    await engine.close();
+    let tenantId: string;
+    let before: Awaited<ReturnType<Engine['search']['run']>>;
+    try {
+      await engine.init('acme', 'admin@acme.test');
+      const caller = engine.localCaller();
+      tenantId = caller.tenant_id;
+      await engine.datasets.create(caller, { dataset_id: 'ssh', semantic: false });
+      const run = await engine.ingest.submit(caller, Readable.from([Buffer.from(lines.join('\n'))]), { dataset_id: 'ssh', format: 'text', filename: 'ssh.log' });
+      expect((await engine.ingest.wait(caller, run.ingest_run_id)).status).toBe('ready');
+      before = await engine.search.run(caller, { text: 'authentication failure', datasets: ['ssh'], limit: 5 });
+    } finally {
+      await engine.close();
+    }
 
-    const snapshot = join(dir.path, 'indexes', caller.tenant_id, 'ssh', 'text.snapshot');
+    const snapshot = join(dir.path, 'indexes', tenantId, 'ssh', 'text.snapshot');
     truncateSync(snapshot, Math.floor(statSync(snapshot).size / 2));
     engine = await Engine.open(dir.path);
-    const after = await engine.search.run(engine.localCaller(), { text: 'authentication failure', datasets: ['ssh'], limit: 5 });
-    expect(after.total.value).toBe(before.total.value);
-    expect(after.records.map((r) => r.id)).toEqual(before.records.map((r) => r.id));
-    await engine.close();
+    try {
+      const after = await engine.search.run(engine.localCaller(), { text: 'authentication failure', datasets: ['ssh'], limit: 5 });
+      expect(after.total.value).toBe(before.total.value);
+      expect(after.records.map((r) => r.id)).toEqual(before.records.map((r) => r.id));
+    } finally {
+      await engine.close();
+    }
     expect(readSnapshot<{ seq: number }, Doc>(snapshot, options)!.meta.seq).toBe(lines.length);
   });
 });
