@@ -6,7 +6,7 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATA, ROOT, init, serve, svc, tempDir, type Server } from './helpers/cli.js';
 
@@ -27,6 +27,23 @@ describe.skipIf(!existsSync(CHROMIUM))('web console in Chromium', () => {
   const go = async (route: string) => {
     await page.goto(`${server.url}/#/${route}`);
   };
+  const newLink = (email: string) => {
+    const r = svc(['console', '--email', email, '--no-open', '--output', 'json'], { dataDir });
+    if (r.status !== 0) throw new Error(`svc console: ${r.stderr}`);
+    return r.json().url as string;
+  };
+  /** `use` on a page of a browser context of its own, signed in as `email` with a fresh link. */
+  const signedInElsewhere = async (email: string, use: (p: Page, context: BrowserContext) => Promise<void>) => {
+    const context = await browser.newContext();
+    try {
+      const p = await context.newPage();
+      await p.goto(newLink(email));
+      await p.getByTestId('user-email').filter({ hasText: email }).waitFor();
+      await use(p, context);
+    } finally {
+      await context.close();
+    }
+  };
 
   beforeAll(async () => {
     // npm test builds it (npm run build); after changing src/console, build before running this file alone
@@ -38,9 +55,7 @@ describe.skipIf(!existsSync(CHROMIUM))('web console in Chromium', () => {
       if (r.status !== 0) throw new Error(`svc ${args[0]}: ${r.stderr}`);
     }
     server = await serve(dataDir);
-    const r = svc(['console', '--email', 'admin@localhost', '--no-open', '--output', 'json'], { dataDir });
-    if (r.status !== 0) throw new Error(`svc console: ${r.stderr}`);
-    link = r.json().url;
+    link = newLink('admin@localhost');
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -178,32 +193,20 @@ describe.skipIf(!existsSync(CHROMIUM))('web console in Chromium', () => {
   });
 
   it('goes back to sign-in when the session ends under it', async () => {
-    const other = await browser.newContext();
-    try {
-      const p = await other.newPage();
-      const r = svc(['console', '--email', 'admin@localhost', '--no-open', '--output', 'json'], { dataDir });
-      await p.goto(r.json().url);
-      await p.getByTestId('search-text').waitFor();
-      await other.clearCookies();
+    await signedInElsewhere('admin@localhost', async (p, context) => {
+      await context.clearCookies();
       await p.getByTestId('nav-sql').click();
       await p.getByTestId('sql-editor').fill('SELECT 1');
       await p.getByTestId('sql-run').click();
       const msg = p.getByTestId('signin-message');
       await msg.waitFor();
       expect(await msg.innerText()).toBe('Your session has ended. Run svc console for a new sign-in link.');
-    } finally {
-      await other.close();
-    }
+    });
   });
 
   it("shows a member no admin actions (the API decides anyway)", async () => {
     expect(svc(['members', 'add', 'member@localhost', '--role', 'member'], { dataDir }).status).toBe(0);
-    const other = await browser.newContext();
-    try {
-      const p = await other.newPage();
-      const r = svc(['console', '--email', 'member@localhost', '--no-open', '--output', 'json'], { dataDir });
-      await p.goto(r.json().url);
-      await p.getByTestId('user-email').filter({ hasText: 'member@localhost' }).waitFor();
+    await signedInElsewhere('member@localhost', async (p) => {
       await p.getByTestId('nav-keys').click();
       await p.getByRole('heading', { name: 'Members', exact: true }).waitFor();
       await p.getByRole('cell', { name: 'member@localhost' }).waitFor();
@@ -212,9 +215,7 @@ describe.skipIf(!existsSync(CHROMIUM))('web console in Chromium', () => {
       await p.getByTestId('nav-datasets').click();
       await p.getByRole('cell', { name: 'hdfs' }).first().waitFor();
       expect(await p.getByRole('button', { name: 'Create dataset' }).count()).toBe(0);
-    } finally {
-      await other.close();
-    }
+    });
   });
 
   it('switches tenants for a user in two, each page with the role it has there', async () => {
@@ -232,12 +233,7 @@ describe.skipIf(!existsSync(CHROMIUM))('web console in Chromium', () => {
     const second = await call('/v1/platform/tenants', platformKey, null, { name: 'second' });
     await call('/v1/admin/members', platformKey, second.tenant_id, { email: 'admin@localhost', role: 'member' });
 
-    const other = await browser.newContext();
-    try {
-      const p = await other.newPage();
-      const r = svc(['console', '--email', 'admin@localhost', '--no-open', '--output', 'json'], { dataDir });
-      await p.goto(r.json().url);
-      await p.getByTestId('search-text').waitFor();
+    await signedInElsewhere('admin@localhost', async (p) => {
       const switcher = p.getByTestId('tenant-switcher');
       expect(await switcher.locator('option').count()).toBe(2);
       await p.getByTestId('nav-datasets').click();
@@ -250,9 +246,7 @@ describe.skipIf(!existsSync(CHROMIUM))('web console in Chromium', () => {
       expect(await p.getByTestId('key-mint').count()).toBe(0);
       await switcher.selectOption(admin.tenant_id);
       await p.getByTestId('key-mint').waitFor(); // an admin again
-    } finally {
-      await other.close();
-    }
+    });
   });
 
   it('signs out; a reload stays signed out', async () => {
