@@ -6,7 +6,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POLICY, policyKey } from '../src/server/policy.js';
-import { SPEC_TAGS } from '../src/server/app.js';
+import { SPEC_TAGS } from '../src/server/openapi.js';
 import { useApp } from './helpers/app.js';
 
 type Doc = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> }; tags?: { name: string }[] };

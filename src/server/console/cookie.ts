@@ -1,5 +1,4 @@
 import type { FastifyRequest } from 'fastify';
-import { bearerToken } from '../auth.js';
 
 /** The header every state-changing call of the console carries: the session's CSRF token. */
 export const CSRF_HEADER = 'x-csrf-token';
@@ -10,6 +9,3 @@ export const cookieName = (base: string, secure: boolean) => (secure ? `__Host-$
 /** The console session cookie's token, when the request carries no Authorization header. */
 export const cookieToken = (req: FastifyRequest, base: string): string | undefined =>
   req.headers.authorization ? undefined : req.cookies?.[cookieName(base, true)] || req.cookies?.[base] || undefined;
-
-/** The token a request presents: its bearer token, else its console session cookie. */
-export const sessionToken = (req: FastifyRequest, base: string): string | undefined => bearerToken(req.headers.authorization) ?? cookieToken(req, base);

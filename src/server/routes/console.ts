@@ -3,10 +3,11 @@ import { Type } from '@sinclair/typebox';
 import { ConsoleSession, ConsoleSignIn } from '../../api/console.js';
 import { Forbidden, Unauthenticated } from '../../engine/errors.js';
 import { consoleFiles } from '../console/files.js';
-import { cookieName, cookieToken, sessionToken } from '../console/cookie.js';
+import { bearerToken } from '../auth.js';
+import { cookieName, cookieToken } from '../console/cookie.js';
 import { errors, typed, type Routes } from './types.js';
 
-const tags = ['Console'];
+const tags = ['Identity']; // the spec's group for sign-in and sessions
 
 // the page runs only its own scripts and styles, talks only to this server, and is never framed
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
@@ -49,7 +50,7 @@ export const consoleRoutes: Routes = (app, engine) => {
 
 /** The session token the request was authenticated with (cookie or bearer). */
 function presented(req: FastifyRequest, cookieBase: string): string {
-  const token = sessionToken(req, cookieBase);
+  const token = bearerToken(req.headers.authorization) ?? cookieToken(req, cookieBase);
   if (!token) throw new Unauthenticated('Not authenticated');
   if (req.principal?.kind !== 'session') throw new Forbidden('this is a console session route: an API key has no session');
   return token;
