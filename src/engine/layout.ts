@@ -35,8 +35,12 @@ export function removeGenerations(dataDir: string, t: string, d: string, kind: '
   } catch {
     return; // no folder: nothing to remove
   }
-  const ours = kind === 'text' ? /^text(-\d+)?\.snapshot$/ : /^vector-\d+\./;
+  // a text generation is its snapshot and the files named after it (segments, their manifest)
+  const ours = kind === 'text' ? /^text(-\d+)?\.snapshot(\..+)?$/ : /^vector-\d+\./;
   const kept = (name: string) =>
-    keep.some((g) => (kind === 'text' ? name === basename(layout.textSnapshot(dataDir, t, d, g)) : name.startsWith(`${basename(layout.vectorBase(dataDir, t, d, g))}.`)));
+    keep.some((g) => {
+      const base = basename(kind === 'text' ? layout.textSnapshot(dataDir, t, d, g) : layout.vectorBase(dataDir, t, d, g));
+      return (kind === 'text' && name === base) || name.startsWith(`${base}.`);
+    });
   for (const name of names) if (ours.test(name) && !kept(name)) rmSync(join(dir, name), { force: true });
 }

@@ -1,4 +1,3 @@
-import type MiniSearch from 'minisearch';
 import { TopK } from '../search/topK.js';
 
 /** A term to score, with its weight (1 for the query's own terms, less for expansions). */
@@ -7,58 +6,86 @@ export interface Bm25Params { k: number; b: number; d: number }
 /** Matches in ascending seq order (every match), or the best `top` by score (then seq), best first. */
 export interface Scored { seqs: Float64Array; scores: Float64Array; total: number }
 
-interface Internals {
-  _index: { get(term: string): Map<number, Map<number, number>> | undefined };
-  _fieldIds: Record<string, number>;
-  _fieldLength: Map<number, number[]>;
-  _avgFieldLength: number[];
-  _documentCount: number;
-  _documentIds: Map<number, unknown>;
-  _nextId: number;
-  _dirtCount: number;
+/**
+ * One part of a text index as scoring sees it: the in-memory segment or a sealed one. Documents
+ * are positions below `slots`, ascending with their seq; fields are positions in the configured
+ * text fields.
+ */
+export interface SegmentView {
+  /** documents not removed */
+  readonly docs: number;
+  /** per field, the summed length of the documents not removed */
+  readonly totalLength: number[];
+  readonly slots: number;
+  /** no document was removed: every posting counts */
+  readonly clean: boolean;
+  /** (doc, tf) pairs, or MiniSearch's doc → tf map */
+  postings(term: string, field: number): Uint32Array | Map<number, number> | undefined;
+  isLive(doc: number): boolean;
+  length(doc: number, field: number): number;
+  seq(doc: number): number;
 }
 
 /** Thrown past the deadline; the worker answers it as a timeout. */
 export class ScoringTimeout extends Error {}
 
 /**
- * MiniSearch's BM25+ (its formula, per-field idf and lengths, and field boosts, where a boost of
- * 0 counts as 1 as in MiniSearch), summed over the clauses, computed straight from its postings
- * into one array of scores. MiniSearch's own search builds a result object per matching
- * document: for a term in every record of a large dataset that is gigabytes and seconds.
+ * BM25+ (MiniSearch's formula, per-field idf and lengths, and field boosts, where a boost of 0
+ * counts as 1 as in MiniSearch), summed over the clauses, one segment at a time into an array of
+ * scores. The statistics — document count, average field length, document frequency — are summed
+ * over every segment first, so a dataset ranks the same in one segment as in ten.
  */
-export function scoreClauses(mini: MiniSearch<any>, clauses: Clause[], boost: Record<string, number>, p: Bm25Params, deadline: number, top?: number): Scored {
+export function scoreSegments(segments: SegmentView[], clauses: Clause[], boost: number[], p: Bm25Params, deadline: number, top?: number): Scored {
   if (Date.now() > deadline) throw new ScoringTimeout(); // it waited behind other work until too late
-  const m = mini as unknown as Internals;
-  const scores = new Float64Array(m._nextId);
-  const live = m._documentIds;
-  let work = 0;
-  for (const { term, weight } of clauses) {
-    const data = m._index.get(term);
-    if (!data) continue;
-    for (const [field, fieldBoost] of Object.entries(boost)) {
-      const fieldId = m._fieldIds[field];
-      const freqs = data.get(fieldId);
-      if (!freqs) continue;
-      let df = freqs.size;
-      if (m._dirtCount > 0) for (const doc of freqs.keys()) if (!live.has(doc)) df--;
-      const idf = Math.log(1 + (m._documentCount - df + 0.5) / (df + 0.5));
-      const w = weight * (fieldBoost || 1) * idf;
-      const lengthNorm = (p.k * p.b) / m._avgFieldLength[fieldId];
-      const kConst = p.k * (1 - p.b);
-      for (const [doc, tf] of freqs) {
-        if ((++work & 0xffff) === 0 && Date.now() > deadline) throw new ScoringTimeout();
-        if (!live.has(doc)) continue;
-        const len = m._fieldLength.get(doc)![fieldId];
-        scores[doc] += w * (p.d + (tf * (p.k + 1)) / (tf + kConst + lengthNorm * len));
-      }
+  const n = segments.reduce((sum, s) => sum + s.docs, 0);
+  const weights: { clause: Clause; field: number; w: number }[] = [];
+  for (const clause of clauses) {
+    for (let field = 0; field < boost.length; field++) {
+      let df = 0;
+      for (const s of segments) df += liveCount(s, s.postings(clause.term, field));
+      if (df === 0) continue;
+      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      weights.push({ clause, field, w: clause.weight * (boost[field] || 1) * idf });
     }
   }
-  return top === undefined ? everyMatch(m, scores) : best(m, scores, top);
+  const average = boost.map((_, f) => segments.reduce((sum, s) => sum + s.totalLength[f], 0) / n);
+  const kConst = p.k * (1 - p.b);
+  const found: Scored[] = [];
+  let work = 0;
+  for (const s of segments) {
+    const scores = new Float64Array(s.slots);
+    const clean = s.clean;
+    for (const { clause, field, w } of weights) {
+      const list = s.postings(clause.term, field);
+      if (!list) continue;
+      const lengthNorm = (p.k * p.b) / average[field];
+      const add = (doc: number, tf: number) => {
+        if ((++work & 0xffff) === 0 && Date.now() > deadline) throw new ScoringTimeout();
+        if (!clean && !s.isLive(doc)) return;
+        scores[doc] += w * (p.d + (tf * (p.k + 1)) / (tf + kConst + lengthNorm * s.length(doc, field)));
+      };
+      if (list instanceof Uint32Array) for (let i = 0; i < list.length; i += 2) add(list[i], list[i + 1]);
+      else for (const [doc, tf] of list) add(doc, tf);
+    }
+    found.push(top === undefined ? everyMatch(s, scores) : best(s, scores, top));
+  }
+  return found.length === 1 ? found[0] : top === undefined ? concat(found) : bestOf(found, top);
 }
 
-/** Short ids grow with seq (records enter in order), so a walk over them yields seqs ascending. */
-function everyMatch(m: Internals, scores: Float64Array): Scored {
+function liveCount(s: SegmentView, list: Uint32Array | Map<number, number> | undefined): number {
+  if (!list) return 0;
+  if (s.clean) return list instanceof Uint32Array ? list.length / 2 : list.size;
+  let count = 0;
+  if (list instanceof Uint32Array) {
+    for (let i = 0; i < list.length; i += 2) if (s.isLive(list[i])) count++;
+  } else {
+    for (const doc of list.keys()) if (s.isLive(doc)) count++;
+  }
+  return count;
+}
+
+/** Positions grow with seq (records enter in order), so a walk over them yields seqs ascending. */
+function everyMatch(s: SegmentView, scores: Float64Array): Scored {
   let total = 0;
   for (let doc = 0; doc < scores.length; doc++) if (scores[doc] > 0) total++;
   const seqs = new Float64Array(total);
@@ -66,14 +93,14 @@ function everyMatch(m: Internals, scores: Float64Array): Scored {
   let i = 0;
   for (let doc = 0; doc < scores.length; doc++) {
     if (scores[doc] > 0) {
-      seqs[i] = m._documentIds.get(doc) as number;
+      seqs[i] = s.seq(doc);
       out[i++] = scores[doc];
     }
   }
   return { seqs, scores: out, total };
 }
 
-function best(m: Internals, scores: Float64Array, k: number): Scored {
+function best(s: SegmentView, scores: Float64Array, k: number): Scored {
   const heap = new TopK<number>(k, (a, b) => scores[a] > scores[b] || (scores[a] === scores[b] && a > b));
   let total = 0;
   for (let doc = 0; doc < scores.length; doc++) {
@@ -83,5 +110,27 @@ function best(m: Internals, scores: Float64Array, k: number): Scored {
     }
   }
   const docs = heap.sorted();
-  return { seqs: Float64Array.from(docs, (doc) => m._documentIds.get(doc) as number), scores: Float64Array.from(docs, (doc) => scores[doc]), total };
+  return { seqs: Float64Array.from(docs, (doc) => s.seq(doc)), scores: Float64Array.from(docs, (doc) => scores[doc]), total };
+}
+
+/** Every segment's matches, in segment order: seqs stay ascending. */
+function concat(parts: Scored[]): Scored {
+  const total = parts.reduce((sum, r) => sum + r.total, 0);
+  const seqs = new Float64Array(total);
+  const scores = new Float64Array(total);
+  let at = 0;
+  for (const r of parts) {
+    seqs.set(r.seqs, at);
+    scores.set(r.scores, at);
+    at += r.seqs.length;
+  }
+  return { seqs, scores, total };
+}
+
+/** The best `k` of every segment's best `k`. */
+function bestOf(parts: Scored[], k: number): Scored {
+  const heap = new TopK<{ seq: number; score: number }>(k, (a, b) => a.score > b.score || (a.score === b.score && a.seq > b.seq));
+  for (const r of parts) for (let i = 0; i < r.seqs.length; i++) heap.push({ seq: r.seqs[i], score: r.scores[i] });
+  const hits = heap.sorted();
+  return { seqs: Float64Array.from(hits, (h) => h.seq), scores: Float64Array.from(hits, (h) => h.score), total: parts.reduce((sum, r) => sum + r.total, 0) };
 }

@@ -44,4 +44,8 @@ export type TextRequest =
   | { op: 'promote'; target: Target; generation: number };
 
 /** `code` is the error's code when it has one (ENOSPC…), so that the main thread can tell a full disk. */
-export type TextReply = { id: number; value: unknown } | { id: number; error: string; code?: string | number; timeout?: true };
+export type TextReply =
+  | { id: number; value: unknown }
+  | { id: number; error: string; code?: string | number; timeout?: true }
+  /** work of its own that failed (a background merge), for the log */
+  | { problem: string; error: string; t: string; d: string };

@@ -1,41 +1,57 @@
-import MiniSearch, { type Options } from 'minisearch';
+import type { Options } from 'minisearch';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { SearchConfig } from '../../api/sources.js';
 import type { StoredRecord } from '../records.js';
 import { fieldValue } from '../search/fieldValue.js';
 import { MAX_KEY, prefixRange, type Store } from '../store/db.js';
 import { normalizeTerm, tokenize } from './analyzer.js';
-import { scoreClauses } from './bm25.js';
+import { scoreSegments } from './bm25.js';
+import { LiveSegment } from './liveSegment.js';
 import type { SearchOptions, TextRecord, TextResult } from './protocol.js';
 import { readSnapshot, writeSnapshot } from './snapshot.js';
+import { Segment } from './segment.js';
+import { SegmentMerge } from './segmentMerge.js';
+import { manifestPath, readManifest, removeSegmentFiles, segmentPath, writeManifest, type SegmentManifest } from './segmentManifest.js';
 import { keys } from '../store/keys.js';
 
-/** What a snapshot says of itself: the configuration it was built with and the last seq it holds. */
-interface SnapshotMeta { config: string; seq: number }
+/** What a snapshot of the in-memory segment says of itself. */
+interface SnapshotMeta {
+  config: string;
+  /** the last seq it holds */
+  seq: number;
+  /** the last seq of the sealed segments when it was written: it holds the records after it */
+  base?: number;
+  /** seqs of sealed segments its records replace */
+  replaced?: number[];
+}
 /** BM25+ parameters, chosen on SciFact's train queries (bench/tune-bm25.ts). */
 export const BM25 = { k: 1.5, b: 1, d: 1 };
 /** How much an expansion (a fuzzy or prefix neighbour of a query term absent from the index) weighs. */
 const EXPANSION_WEIGHT = 0.5;
-
-interface SearchableMapLike {
-  has(key: string): boolean;
-  atPrefix(prefix: string): Iterable<[string, unknown]> & { keys(): Iterable<string> };
-  fuzzyGet(key: string, maxDistance: number): Map<string, [unknown, number]>;
-}
+/** Segments of one size tier merged at once: with 4, a dataset of n records has about 3·log4(n / sealed size) segments. */
+const FAN_IN = 4;
 
 /**
  * The BM25 index of one dataset, kept by the text worker. It holds every record with seq ≤ `seq`
  * and nothing else: records enter only in sequence order, so a snapshot plus a replay of later
- * records is always exact.
+ * records is always exact. The newest records are in an in-memory segment; once it holds
+ * `segmentRecords` records it is sealed into a file whose postings stay on disk until a search
+ * reads them, and sealed segments of one size are merged into one in the background.
  */
 export class TextIndex {
   seq = 0;
+  /** the last seq of the sealed segments */
+  private base = 0;
   private dirty = false;
-  private mini: MiniSearch<TextRecord>;
+  private live: LiveSegment;
+  private sealed: Segment[] = [];
+  private nextFile = 1;
+  private replaced: number[] = [];
+  private merging: SegmentMerge | null = null;
   private readonly fields: string[];
-  private readonly boost: Record<string, number>;
+  private readonly boost: number[];
   private readonly configHash: string;
 
   constructor(
@@ -44,11 +60,12 @@ export class TextIndex {
     readonly datasetId: string,
     private readonly snapshotPath: string,
     config: SearchConfig,
+    private readonly segmentRecords = Infinity,
   ) {
     this.fields = config.text_fields.map((f) => f.field);
-    this.boost = Object.fromEntries(config.text_fields.map((f) => [f.field, f.boost]));
+    this.boost = config.text_fields.map((f) => f.boost);
     this.configHash = createHash('sha1').update(JSON.stringify([config, BM25])).digest('hex');
-    this.mini = new MiniSearch(this.options());
+    this.live = new LiveSegment(this.options(), this.fields.length);
   }
 
   private options(): Options<TextRecord> {
@@ -69,14 +86,25 @@ export class TextIndex {
     };
   }
 
-  /** Loads the snapshot when it matches this configuration, then replays newer records. */
+  /** Opens the sealed segments and the snapshot when they match this configuration, then replays newer records. */
   open(): this {
     this.store.env.resetReadTxn(); // another thread commits the records: read what is there now
+    const manifest = readManifest(this.snapshotPath);
+    if (manifest?.config === this.configHash && this.openSegments(manifest)) {
+      this.base = this.seq = manifest.sealed;
+      this.nextFile = manifest.next;
+    } else {
+      rmSync(manifestPath(this.snapshotPath), { force: true });
+      this.dirty = true;
+    }
+    removeSegmentFiles(this.snapshotPath, this.sealed.map((s) => basename(s.path)));
     if (existsSync(this.snapshotPath)) {
       const snap = readable(() => readSnapshot<SnapshotMeta, TextRecord>(this.snapshotPath, this.options()));
-      if (snap && snap.meta.config === this.configHash) {
-        this.mini = snap.mini;
+      if (snap && snap.meta.config === this.configHash && (snap.meta.base ?? 0) === this.base) {
+        this.live = new LiveSegment(this.options(), this.fields.length, snap.mini);
         this.seq = snap.meta.seq;
+        this.replaced = snap.meta.replaced ?? [];
+        for (const seq of this.replaced) this.removeSealed(seq);
       } else {
         this.dirty = true;
       }
@@ -84,6 +112,22 @@ export class TextIndex {
     this.remove(this.tombstones());
     this.catchUp();
     return this;
+  }
+
+  /** Opens every segment the manifest lists, and applies what each one's records replace; false when one cannot be read. */
+  private openSegments(manifest: SegmentManifest): boolean {
+    try {
+      for (const file of manifest.files) {
+        const segment = Segment.open(join(dirname(this.snapshotPath), file));
+        for (const seq of segment.meta.replaces) this.removeSealed(seq);
+        this.sealed.push(segment);
+      }
+      return true;
+    } catch {
+      for (const s of this.sealed) s.close();
+      this.sealed = [];
+      return false;
+    }
   }
 
   /** Adds every record past `seq`, in order, from the store. */
@@ -113,24 +157,85 @@ export class TextIndex {
 
   private apply(rec: TextRecord): void {
     if (rec.seq <= this.seq) return;
-    if (rec.replaces !== undefined && this.mini.has(rec.replaces)) this.mini.discard(rec.replaces);
-    this.mini.add(rec);
+    if (rec.replaces !== undefined && !this.live.remove(rec.replaces) && this.removeSealed(rec.replaces)) this.replaced.push(rec.replaces);
+    this.live.add(rec);
     this.seq = rec.seq;
     this.dirty = true;
+    if (this.live.docs >= this.segmentRecords) this.seal();
   }
 
   remove(seqs: Iterable<number>): void {
     for (const seq of seqs) {
-      if (this.mini.has(seq)) {
-        this.mini.discard(seq);
-        this.dirty = true;
-      }
+      if (this.live.remove(seq)) this.dirty = true;
+      else this.removeSealed(seq);
     }
+  }
+
+  private removeSealed(seq: number): boolean {
+    return this.sealed.some((s) => s.remove(seq));
+  }
+
+  /**
+   * The in-memory segment becomes a sealed file; the manifest that lists it is the commit point
+   * (a crash before it replays those records from the store into memory again).
+   */
+  private seal(): void {
+    const path = segmentPath(this.snapshotPath, this.nextFile++);
+    mkdirSync(dirname(path), { recursive: true });
+    this.live.seal(path, { replaces: this.replaced }, this.fields);
+    this.sealed.push(Segment.open(path));
+    this.base = this.seq;
+    this.live = new LiveSegment(this.options(), this.fields.length);
+    this.replaced = [];
+    this.writeManifest();
+    this.writeLive();
+  }
+
+  private writeManifest(): void {
+    writeManifest(this.snapshotPath, { config: this.configHash, sealed: this.base, next: this.nextFile, files: this.sealed.map((s) => basename(s.path)) });
+  }
+
+  /**
+   * Merges for at most until `until` (epoch ms) when segments of one size tier are FAN_IN or more;
+   * answers whether there is more to do.
+   */
+  mergeStep(until: number): boolean {
+    if (!this.merging) {
+      const window = this.mergeable();
+      if (!window) return false;
+      this.merging = new SegmentMerge(window, segmentPath(this.snapshotPath, this.nextFile++));
+    }
+    const merge = this.merging;
+    try {
+      if (!merge.step(until)) return true;
+    } catch (err) {
+      this.merging = null;
+      merge.abandon();
+      throw err;
+    }
+    this.merging = null;
+    const merged = Segment.open(merge.path);
+    for (const s of merge.sources) for (const doc of s.deleted) merged.remove(s.seq(doc)); // removed while it ran
+    const at = this.sealed.indexOf(merge.sources[0]);
+    this.sealed.splice(at, merge.sources.length, merged);
+    this.writeManifest();
+    for (const s of merge.sources) s.destroy();
+    this.dirty = true; // the next snapshot answers the tombstones the merge made unnecessary
+    return this.mergeable() !== null;
+  }
+
+  /** The oldest run of FAN_IN neighbouring segments of one size tier (sizes within a factor FAN_IN). */
+  private mergeable(): Segment[] | null {
+    const tier = (s: Segment) => Math.floor(Math.log(Math.max(1, s.slots / Math.min(this.segmentRecords, 1e9))) / Math.log(FAN_IN));
+    for (let i = 0; i + FAN_IN <= this.sealed.length; i++) {
+      const window = this.sealed.slice(i, i + FAN_IN);
+      if (window.every((s) => tier(s) === tier(window[0]))) return window;
+    }
+    return null;
   }
 
   /** Query terms as the index holds them (stemmed, stop words gone), each with its expansions when it is not in the index. */
   private queryTerms(text: string, maxExpansions: number): { exact: string[]; expanded: string[] } {
-    const index = (this.mini as unknown as { _index: SearchableMapLike })._index;
     const exact: string[] = [];
     const expanded: string[] = [];
     for (const token of tokenize(text)) {
@@ -138,14 +243,29 @@ export class TextIndex {
       if (term === null || exact.includes(term)) continue;
       exact.push(term);
       // numbers and ids do not get typo neighbours: a near id is another id, and the search is costly
-      if (index.has(term) || maxExpansions === 0 || term.length < 3 || /\d/.test(term)) continue;
-      const candidates = new Map<string, number>();
-      for (const [key, [, distance]] of index.fuzzyGet(term, term.length >= 8 ? 2 : 1)) candidates.set(key, distance);
-      for (const key of index.atPrefix(term).keys()) if (!candidates.has(key)) candidates.set(key, 3);
-      const best = [...candidates].sort((a, b) => a[1] - b[1] || a[0].length - b[0].length).slice(0, maxExpansions);
+      if (this.hasTerm(term) || maxExpansions === 0 || term.length < 3 || /\d/.test(term)) continue;
+      const best = [...this.neighbours(term)].sort((a, b) => a[1] - b[1] || a[0].length - b[0].length || (a[0] < b[0] ? -1 : 1)).slice(0, maxExpansions);
       for (const [key] of best) if (!expanded.includes(key)) expanded.push(key);
     }
     return { exact, expanded };
+  }
+
+  private hasTerm(term: string): boolean {
+    return this.live.terms.has(term) || this.sealed.some((s) => s.hasTerm(term));
+  }
+
+  /** Terms of every segment within a typo of `term` (distance 1, or 2 for long words), or that it begins (distance 3). */
+  private neighbours(term: string): Map<string, number> {
+    const distance = term.length >= 8 ? 2 : 1;
+    const found = new Map<string, number>();
+    const keep = (key: string, d: number) => found.set(key, Math.min(d, found.get(key) ?? d));
+    for (const [key, [, d]] of this.live.terms.fuzzyGet(term, distance)) keep(key, d);
+    for (const key of this.live.terms.atPrefix(term).keys()) keep(key, 3);
+    for (const s of this.sealed) {
+      for (const [key, d] of s.terms.fuzzy(term, distance)) keep(key, d);
+      for (const key of s.terms.withPrefix(term)) keep(key, 3);
+    }
+    return found;
   }
 
   /**
@@ -161,31 +281,56 @@ export class TextIndex {
       ...expanded.map((term) => ({ term, weight: EXPANSION_WEIGHT })),
       ...more.map((term) => ({ term, weight: o.extra!.weight })),
     ];
-    return { ...scoreClauses(this.mini, clauses, this.boost, BM25, o.deadline, o.top), terms: [...exact, ...expanded, ...more], seq: this.seq };
+    const scored = scoreSegments([...this.sealed, this.live], clauses, this.boost, BM25, o.deadline, o.top);
+    return { ...scored, terms: [...exact, ...expanded, ...more], seq: this.seq };
+  }
+
+  /** How many sealed segments it has (for the bench and the tests). */
+  get segments(): number {
+    return this.sealed.length;
   }
 
   /**
-   * Writes the index to disk (temp file, fsync, rename) when it changed since the last snapshot.
-   * Returns the seqs whose tombstones have done their work: the snapshot already lacks them.
+   * Writes the in-memory segment to disk (temp file, fsync, rename) when it changed since the last
+   * snapshot. Returns the seqs whose tombstones have done their work: no segment holds them.
    */
   snapshot(force = false): number[] {
     if (!this.dirty && !(force && !existsSync(this.snapshotPath))) return [];
-    mkdirSync(dirname(this.snapshotPath), { recursive: true });
-    writeSnapshot<SnapshotMeta>(this.snapshotPath, this.mini, { config: this.configHash, seq: this.seq });
-    this.dirty = false;
+    this.writeLive();
     // a seq past `seq` may still be on its way in (an add queued behind this snapshot): its tombstone stays
-    return this.tombstones().filter((seq) => seq <= this.seq && !this.mini.has(seq));
+    return this.tombstones().filter((seq) => seq <= this.seq && !this.live.has(seq) && !this.sealed.some((s) => s.holds(seq)));
   }
 
-  /** Removes its snapshot (a new generation given up, or an old one replaced). */
+  private writeLive(): void {
+    mkdirSync(dirname(this.snapshotPath), { recursive: true });
+    writeSnapshot<SnapshotMeta>(this.snapshotPath, this.live.mini, { config: this.configHash, seq: this.seq, base: this.base, replaced: this.replaced });
+    this.dirty = false;
+  }
+
+  /** Closes its segment files. */
+  close(): void {
+    this.merging?.abandon();
+    this.merging = null;
+    for (const s of this.sealed) s.close();
+  }
+
+  /** Removes its files (a new generation given up, or an old one replaced). */
   destroy(): void {
-    rmSync(this.snapshotPath, { force: true });
+    this.close();
+    removeTextFiles(this.snapshotPath);
   }
 
   private tombstones(): number[] {
     const range = prefixRange(keys.textTomb(this.tenantId, this.datasetId));
     return [...this.store.meta.getKeys(range)].map((key) => key[3] as number);
   }
+}
+
+/** Removes a text index's files: its snapshot, manifest and segments. */
+export function removeTextFiles(snapshotPath: string): void {
+  rmSync(snapshotPath, { force: true });
+  rmSync(manifestPath(snapshotPath), { force: true });
+  removeSegmentFiles(snapshotPath);
 }
 
 /** A snapshot that cannot be read (truncated, damaged) is no snapshot: the index is rebuilt from the store. */

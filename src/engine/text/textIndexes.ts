@@ -4,6 +4,7 @@ import type { Build, DerivedIndex } from '../derived/derivedIndex.js';
 import { asDiskFull } from '../diskErrors.js';
 import { Unavailable } from '../errors.js';
 import type { RunState } from '../ingest/runs.js';
+import { positive } from '../envNumber.js';
 import { now } from '../ids.js';
 import { logProblem } from '../log.js';
 import type { StoredRecord } from '../records.js';
@@ -16,6 +17,8 @@ import { textWorkerFile } from './workerFile.js';
 const INDEXED_MEMBERS = new Set(['title', 'body']);
 /** Records a new generation takes per message: searches queued behind it wait at most for one slice. */
 const FILL_SLICE = 5000;
+/** Records the in-memory segment of a text index holds before it is sealed into a file (SVC_TEXT_SEGMENT_RECORDS). */
+const SEGMENT_RECORDS = positive(process.env.SVC_TEXT_SEGMENT_RECORDS, 100_000);
 
 interface Waiting { resolve: (value: unknown) => void; reject: (err: Error) => void; timeoutMs?: number }
 
@@ -172,8 +175,9 @@ export class TextIndexes implements DerivedIndex {
   }
 
   private start(): Worker {
-    const worker = new Worker(textWorkerFile(), { workerData: { dataDir: this.dataDir, mapSize: this.store.mapSize } });
+    const worker = new Worker(textWorkerFile(), { workerData: { dataDir: this.dataDir, mapSize: this.store.mapSize, segmentRecords: SEGMENT_RECORDS } });
     worker.on('message', (reply: TextReply) => {
+      if ('problem' in reply) return logProblem(reply.problem, new Error(reply.error), { tenant_id: reply.t, dataset_id: reply.d });
       const waiting = this.waiting.get(reply.id);
       this.waiting.delete(reply.id);
       if (this.waiting.size === 0) worker.unref();

@@ -4,16 +4,18 @@
  * records it replays from the same LMDB environment; the main thread sends it the records it
  * has just committed.
  */
-import { rmSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { layout, removeGenerations } from '../layout.js';
 import { openStore } from '../store/db.js';
 import { keys } from '../store/keys.js';
 import type { Staged, Target, TextReply, TextRequest, TextResult } from './protocol.js';
 import { ScoringTimeout } from './bm25.js';
-import { TextIndex } from './textIndex.js';
+import { removeTextFiles, TextIndex } from './textIndex.js';
 
 const dataDir: string = workerData.dataDir;
+const segmentRecords: number = workerData.segmentRecords;
+/** How long a merge works before the worker looks at its messages again. */
+const MERGE_SLICE_MS = 20;
 const store = openStore(dataDir, { mapSize: workerData.mapSize }); // the main thread's cap
 /** open indexes by `tenant/dataset`, with the configuration each was opened with */
 const open = new Map<string, { index: TextIndex; config: string }>();
@@ -33,7 +35,8 @@ function index({ t, d, config }: Target): TextIndex {
   const found = open.get(keyOf(t, d));
   if (found && found.config === wanted) return found.index;
   const g = generation(t, d);
-  const opened = new TextIndex(store, t, d, layout.textSnapshot(dataDir, t, d, g), config).open();
+  found?.index.close();
+  const opened = new TextIndex(store, t, d, layout.textSnapshot(dataDir, t, d, g), config, segmentRecords).open();
   // what a crashed or cancelled reindex left: every generation but this one and one being built
   removeGenerations(dataDir, t, d, 'text', [g, ...(staging.has(keyOf(t, d)) ? [staging.get(keyOf(t, d))!.generation] : [])]);
   open.set(keyOf(t, d), { index: opened, config: wanted });
@@ -85,12 +88,19 @@ function handle(req: TextRequest): unknown {
     case 'snapshotAll':
       return snapshotAll();
     case 'forget':
-      for (const map of [open, staging]) for (const [key, { index: idx }] of map) if (idx.tenantId === req.t && (req.d === undefined || idx.datasetId === req.d)) map.delete(key);
+      for (const map of [open, staging]) {
+        for (const [key, { index: idx }] of map) {
+          if (idx.tenantId !== req.t || (req.d !== undefined && idx.datasetId !== req.d)) continue;
+          idx.close();
+          map.delete(key);
+        }
+      }
       return null;
     case 'stage': {
       const { t, d, config } = req.target;
-      const fresh = new TextIndex(store, t, d, layout.textSnapshot(dataDir, t, d, req.generation), config);
+      const fresh = new TextIndex(store, t, d, layout.textSnapshot(dataDir, t, d, req.generation), config, segmentRecords);
       fresh.destroy(); // what a crashed attempt left
+      staging.get(keyOf(t, d))?.index.close();
       staging.set(keyOf(t, d), { index: fresh, config: JSON.stringify(config), generation: req.generation });
       return null;
     }
@@ -100,13 +110,16 @@ function handle(req: TextRequest): unknown {
       return void staged(req.staged).snapshot(true);
     case 'discard': {
       const { t, d, generation: g } = req.staged;
-      if (staging.get(keyOf(t, d))?.generation === g) staging.delete(keyOf(t, d));
-      return rmSync(layout.textSnapshot(dataDir, t, d, g), { force: true });
+      const building = staging.get(keyOf(t, d));
+      if (building?.generation === g) staging.delete(keyOf(t, d));
+      building?.index.close();
+      return removeTextFiles(layout.textSnapshot(dataDir, t, d, g));
     }
     case 'promote': {
       const { t, d } = req.target;
       const built = staging.get(keyOf(t, d));
       staging.delete(keyOf(t, d));
+      open.get(keyOf(t, d))?.index.close();
       open.delete(keyOf(t, d));
       if (built?.generation === req.generation) {
         built.index.catchUp(); // what was committed since its last fill
@@ -118,7 +131,30 @@ function handle(req: TextRequest): unknown {
   }
 }
 
+/**
+ * Merges run between messages, a slice at a time, so that a search waits at most one slice for
+ * them. A merge that fails (a full disk) leaves the old segments serving; it is tried again later.
+ */
+let merging: NodeJS.Immediate | null = null;
+function mergeSoon(): void {
+  merging ??= setImmediate(() => {
+    merging = null;
+    let more = false;
+    for (const map of [open, staging]) {
+      for (const { index: idx } of map.values()) {
+        try {
+          more = idx.mergeStep(Date.now() + MERGE_SLICE_MS) || more;
+        } catch (err) {
+          parentPort!.postMessage({ problem: 'text_merge_failed', error: (err as Error).message, t: idx.tenantId, d: idx.datasetId } satisfies TextReply);
+        }
+        if (more) return mergeSoon();
+      }
+    }
+  });
+}
+
 parentPort!.on('message', ({ id, req }: { id: number; req: TextRequest }) => {
+  mergeSoon();
   try {
     const value = handle(req);
     const transfer = req.op === 'search' ? [(value as TextResult).seqs.buffer, (value as TextResult).scores.buffer] : [];

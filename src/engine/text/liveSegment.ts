@@ -1,0 +1,125 @@
+import MiniSearch, { type Options } from 'minisearch';
+import type { SegmentView } from './bm25.js';
+import type { TextRecord } from './protocol.js';
+import { SegmentWriter } from './segmentFile.js';
+
+interface Internals {
+  _index: Map<string, Map<number, Map<number, number>>> & { has(term: string): boolean };
+  _documentCount: number;
+  _documentIds: Map<number, unknown>;
+  _idToShortId: Map<unknown, number>;
+  _fieldLength: Map<number, number[]>;
+  _nextId: number;
+  _dirtCount: number;
+}
+
+/** The part of the fuzzy and prefix lookups MiniSearch's term tree offers. */
+export interface TermTree {
+  has(key: string): boolean;
+  atPrefix(prefix: string): { keys(): Iterable<string> };
+  fuzzyGet(key: string, maxDistance: number): Map<string, [unknown, number]>;
+}
+
+/** The newest records of a text index: a MiniSearch in memory, until it is sealed into a segment file. */
+export class LiveSegment implements SegmentView {
+  readonly mini: MiniSearch<TextRecord>;
+  readonly totalLength: number[];
+  private readonly m: Internals;
+
+  constructor(options: Options<TextRecord>, private readonly fieldCount: number, loaded?: MiniSearch<TextRecord>) {
+    this.mini = loaded ?? new MiniSearch(options);
+    this.m = this.mini as unknown as Internals;
+    this.totalLength = new Array<number>(fieldCount).fill(0);
+    for (const doc of this.m._documentIds.keys()) this.count(doc, 1);
+  }
+
+  get docs(): number {
+    return this.m._documentCount;
+  }
+  get slots(): number {
+    return this.m._nextId;
+  }
+  get clean(): boolean {
+    return this.m._dirtCount === 0;
+  }
+  get terms(): TermTree {
+    return this.m._index as unknown as TermTree;
+  }
+
+  add(rec: TextRecord): void {
+    this.mini.add(rec);
+    this.count(this.m._idToShortId.get(rec.seq)!, 1);
+  }
+
+  has(seq: number): boolean {
+    return this.mini.has(seq);
+  }
+
+  /** Removes the record `seq` if this segment holds it; answers whether it did. */
+  remove(seq: number): boolean {
+    if (!this.mini.has(seq)) return false;
+    this.count(this.m._idToShortId.get(seq)!, -1);
+    this.mini.discard(seq);
+    return true;
+  }
+
+  postings(term: string, field: number): Map<number, number> | undefined {
+    return this.m._index.get(term)?.get(field);
+  }
+
+  isLive(doc: number): boolean {
+    return this.m._documentIds.has(doc);
+  }
+
+  length(doc: number, field: number): number {
+    return this.m._fieldLength.get(doc)![field];
+  }
+
+  seq(doc: number): number {
+    return this.m._documentIds.get(doc) as number;
+  }
+
+  /** Writes the live records as a sealed segment file; records removed are left out. */
+  seal<M>(path: string, meta: M, fields: string[]): void {
+    const position = new Int32Array(this.m._nextId).fill(-1);
+    const seqs = new Float64Array(this.docs);
+    const lengths = new Uint32Array(this.docs * this.fieldCount);
+    let n = 0;
+    for (const [doc, seq] of this.m._documentIds) {
+      position[doc] = n;
+      seqs[n] = seq as number;
+      const fl = this.m._fieldLength.get(doc)!;
+      for (let f = 0; f < this.fieldCount; f++) lengths[n * this.fieldCount + f] = fl[f] ?? 0;
+      n++;
+    }
+    const writer = new SegmentWriter(path, this.fieldCount);
+    try {
+      for (const term of [...this.m._index.keys()].sort()) {
+        const fieldsOf = this.m._index.get(term)!;
+        const perField = [];
+        let any = false;
+        for (let f = 0; f < this.fieldCount; f++) {
+          const docs: number[] = [];
+          const tfs: number[] = [];
+          for (const [doc, tf] of fieldsOf.get(f) ?? []) {
+            if (position[doc] < 0) continue;
+            docs.push(position[doc]);
+            tfs.push(tf);
+          }
+          any ||= docs.length > 0;
+          perField.push({ docs, tfs });
+        }
+        if (any) writer.term(term, perField);
+      }
+      writer.finish(seqs, lengths, fields, meta);
+    } catch (err) {
+      writer.abandon();
+      throw err;
+    }
+  }
+
+  private count(doc: number, sign: 1 | -1): void {
+    const fl = this.m._fieldLength.get(doc) ?? [];
+    for (let f = 0; f < this.fieldCount; f++) this.totalLength[f] += sign * (fl[f] ?? 0);
+  }
+}

@@ -1,0 +1,140 @@
+import { closeSync, rmSync } from 'node:fs';
+import type { SegmentView } from './bm25.js';
+import { openSegmentFile, readPostings, type SegmentContents } from './segmentFile.js';
+import { PostingsCache } from './postingsCache.js';
+import { SortedTerms } from './sortedTerms.js';
+
+/** What a sealed segment says of itself. */
+export interface SegmentMeta {
+  /** seqs of older segments that records of this one replace (they stay gone after a restart) */
+  replaces: number[];
+}
+
+const POSTINGS_BUDGET = 64 * 2 ** 20;
+const cache = new PostingsCache(POSTINGS_BUDGET);
+let opened = 0;
+
+/**
+ * A sealed, read-only part of a text index: its seqs, field lengths and terms in memory, its
+ * postings in the file, read when a search needs them. Records removed since it was written are
+ * tombstones here, applied at search time and dropped when it is merged.
+ */
+export class Segment implements SegmentView {
+  readonly terms: SortedTerms;
+  readonly fields: string[];
+  readonly meta: SegmentMeta;
+  docs: number;
+  readonly totalLength: number[];
+  /** positions of removed records */
+  readonly deleted = new Set<number>();
+  private readonly uid = `${++opened}:`;
+  private fd: number;
+  private readonly c: SegmentContents<SegmentMeta>;
+
+  private constructor(readonly path: string, fd: number, contents: SegmentContents<SegmentMeta>) {
+    this.fd = fd;
+    this.c = contents;
+    this.terms = new SortedTerms(contents.terms, contents.termStarts);
+    this.fields = contents.footer.fields;
+    this.meta = contents.footer.meta;
+    this.docs = contents.seqs.length;
+    this.totalLength = this.fields.map((_, f) => {
+      let sum = 0;
+      for (let doc = 0; doc < this.docs; doc++) sum += contents.lengths[doc * this.fields.length + f];
+      return sum;
+    });
+  }
+
+  static open(path: string): Segment {
+    const { fd, contents } = openSegmentFile<SegmentMeta>(path);
+    return new Segment(path, fd, contents);
+  }
+
+  get slots(): number {
+    return this.c.seqs.length;
+  }
+  get firstSeq(): number {
+    return this.c.seqs[0];
+  }
+  get lastSeq(): number {
+    return this.c.seqs[this.c.seqs.length - 1];
+  }
+
+  seq(doc: number): number {
+    return this.c.seqs[doc];
+  }
+
+  length(doc: number, field: number): number {
+    return this.c.lengths[doc * this.fields.length + field];
+  }
+
+  get clean(): boolean {
+    return this.deleted.size === 0;
+  }
+
+  isLive(doc: number): boolean {
+    return !this.deleted.has(doc);
+  }
+
+  hasTerm(term: string): boolean {
+    return this.terms.indexOf(term) >= 0;
+  }
+
+  /** (doc, tf) pairs of `term` in field `field`, docs ascending; empty when it has none. */
+  postings(term: string, field: number): Uint32Array {
+    const t = this.terms.indexOf(term);
+    return t < 0 ? EMPTY : this.postingsAt(t, field);
+  }
+
+  /** `cached` false: a merge reads every list once, and would only push the searches' lists out. */
+  postingsAt(t: number, field: number, cached = true): Uint32Array {
+    const k = t * this.fields.length + field;
+    const start = this.c.postingStarts[k];
+    const pairs = this.c.postingStarts[k + 1] - start;
+    if (pairs === 0) return EMPTY;
+    const read = () => readPostings(this.fd, start, pairs);
+    return cached ? cache.get(this.uid + k, read) : read();
+  }
+
+  /** The position of `seq`, or -1. */
+  position(seq: number): number {
+    const seqs = this.c.seqs;
+    let lo = 0;
+    let hi = seqs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (seqs[mid] < seq) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < seqs.length && seqs[lo] === seq ? lo : -1;
+  }
+
+  /** Whether the file holds `seq`, removed or not (its tombstone is needed until a merge drops it). */
+  holds(seq: number): boolean {
+    return this.position(seq) >= 0;
+  }
+
+  /** Removes the record `seq` if this segment holds it; answers whether it did. */
+  remove(seq: number): boolean {
+    const doc = this.position(seq);
+    if (doc < 0 || this.deleted.has(doc)) return false;
+    this.deleted.add(doc);
+    this.docs--;
+    for (let f = 0; f < this.fields.length; f++) this.totalLength[f] -= this.length(doc, f);
+    return true;
+  }
+
+  close(): void {
+    cache.drop(this.uid);
+    if (this.fd >= 0) closeSync(this.fd);
+    this.fd = -1;
+  }
+
+  /** Closes it and removes its file (merged into another, or the index dropped). */
+  destroy(): void {
+    this.close();
+    rmSync(this.path, { force: true });
+  }
+}
+
+const EMPTY = new Uint32Array(0);

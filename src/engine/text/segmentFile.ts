@@ -1,0 +1,161 @@
+import { closeSync, fstatSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+
+/**
+ * A sealed text segment on disk. Postings come first so that a merge can stream them out before
+ * it knows the rest; the footer at the end says where every section is:
+ *
+ *   postings (doc, tf) u32 pairs | seqs f64[n] | field lengths u32[n × fields]
+ *   | terms (UTF-8, sorted, concatenated) | term starts u32[terms + 1] (UTF-16 units)
+ *   | posting starts u32[terms × fields + 1] | footer (JSON) | u32 footer length | "SVCSEG01"
+ *
+ * A term's postings for field f are the pairs from posting start [term × fields + f] to the next one;
+ * docs are positions in the seq array, ascending.
+ */
+const MAGIC = 'SVCSEG01';
+
+export interface SegmentFooter<M = unknown> {
+  meta: M;
+  fields: string[];
+  docs: number;
+  terms: number;
+  /** byte length of each section after the postings, in order */
+  sections: number[];
+  postingBytes: number;
+}
+
+/** Writes a segment: postings one term at a time as they come, the rest at `finish` (fsync, then rename into place). */
+export class SegmentWriter {
+  private readonly fd: number;
+  private readonly tmp: string;
+  private postingPairs = 0;
+  private readonly postingStarts: number[] = [0];
+  private readonly terms: string[] = [];
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+
+  constructor(private readonly path: string, private readonly fieldCount: number) {
+    this.tmp = `${path}.tmp`;
+    this.fd = openSync(this.tmp, 'w');
+  }
+
+  /** A term, in sorted order, with its postings per field (docs ascending); a field without any has empty arrays. */
+  term(term: string, perField: { docs: ArrayLike<number>; tfs: ArrayLike<number> }[]): void {
+    this.terms.push(term);
+    for (let f = 0; f < this.fieldCount; f++) {
+      const { docs, tfs } = perField[f];
+      const pairs = new Uint32Array(docs.length * 2);
+      for (let i = 0; i < docs.length; i++) {
+        pairs[2 * i] = docs[i];
+        pairs[2 * i + 1] = tfs[i];
+      }
+      this.postingPairs += docs.length;
+      this.postingStarts.push(this.postingPairs);
+      if (pairs.length > 0) this.push(Buffer.from(pairs.buffer));
+    }
+  }
+
+  finish<M>(seqs: Float64Array, lengths: Uint32Array, fields: string[], meta: M): void {
+    try {
+      this.flush();
+      let at = 0;
+      const starts = new Uint32Array(this.terms.length + 1);
+      for (let i = 0; i < this.terms.length; i++) starts[i + 1] = at += this.terms[i].length;
+      const sections = [
+        Buffer.from(seqs.buffer, seqs.byteOffset, seqs.byteLength),
+        Buffer.from(lengths.buffer, lengths.byteOffset, lengths.byteLength),
+        Buffer.from(this.terms.join(''), 'utf8'),
+        Buffer.from(starts.buffer),
+        Buffer.from(Uint32Array.from(this.postingStarts).buffer),
+      ];
+      const footer: SegmentFooter<M> = { meta, fields, docs: seqs.length, terms: this.terms.length, sections: sections.map((s) => s.length), postingBytes: this.postingPairs * 8 };
+      const json = Buffer.from(JSON.stringify(footer), 'utf8');
+      const tail = Buffer.alloc(12);
+      tail.writeUInt32LE(json.length, 0);
+      tail.write(MAGIC, 4, 'latin1');
+      for (const s of [...sections, json, tail]) writeSync(this.fd, s);
+      fsyncSync(this.fd);
+      closeSync(this.fd);
+      renameSync(this.tmp, this.path);
+    } catch (err) {
+      this.abandon();
+      throw err;
+    }
+  }
+
+  /** Gives the file up (a merge whose segments went away, or a full disk). */
+  abandon(): void {
+    try {
+      closeSync(this.fd);
+    } catch {
+      // already closed
+    }
+    rmSync(this.tmp, { force: true }); // a half-written copy would only hold on to the space
+  }
+
+  private push(b: Buffer): void {
+    this.pending.push(b);
+    this.pendingBytes += b.length;
+    if (this.pendingBytes >= 1 << 20) this.flush();
+  }
+
+  private flush(): void {
+    if (this.pending.length === 0) return;
+    writeSync(this.fd, Buffer.concat(this.pending));
+    this.pending = [];
+    this.pendingBytes = 0;
+  }
+}
+
+/** What a segment keeps in memory: everything but the postings, which stay in the file. */
+export interface SegmentContents<M = unknown> {
+  footer: SegmentFooter<M>;
+  seqs: Float64Array;
+  lengths: Uint32Array;
+  terms: string;
+  termStarts: Uint32Array;
+  postingStarts: Uint32Array;
+}
+
+/** Opens a segment file: answers its descriptor (kept open for the postings) and its contents. */
+export function openSegmentFile<M>(path: string): { fd: number; contents: SegmentContents<M> } {
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const tail = Buffer.alloc(12);
+    if (size < 12 || readSync(fd, tail, 0, 12, size - 12) !== 12 || tail.toString('latin1', 4) !== MAGIC) throw new Error(`${path} is not a text segment`);
+    const jsonLength = tail.readUInt32LE(0);
+    const json = Buffer.alloc(jsonLength);
+    readSync(fd, json, 0, jsonLength, size - 12 - jsonLength);
+    const footer = JSON.parse(json.toString('utf8')) as SegmentFooter<M>;
+    let at = footer.postingBytes;
+    const section = (k: number): ArrayBuffer => {
+      const bytes = new Uint8Array(footer.sections[k]);
+      if (readSync(fd, bytes, 0, bytes.length, at) !== bytes.length) throw new Error(`${path} is truncated`);
+      at += bytes.length;
+      return bytes.buffer;
+    };
+    const seqs = new Float64Array(section(0));
+    const lengths = new Uint32Array(section(1));
+    const terms = Buffer.from(section(2)).toString('utf8');
+    const termStarts = new Uint32Array(section(3));
+    const postingStarts = new Uint32Array(section(4));
+    if (at + jsonLength + 12 !== size) throw new Error(`${path} is damaged`);
+    return { fd, contents: { footer, seqs, lengths, terms, termStarts, postingStarts } };
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+}
+
+/** Reads `pairs` (doc, tf) pairs starting at pair `start` of the postings. */
+export function readPostings(fd: number, start: number, pairs: number): Uint32Array {
+  const out = new Uint32Array(pairs * 2);
+  const bytes = new Uint8Array(out.buffer);
+  let done = 0;
+  while (done < bytes.length) {
+    const n = readSync(fd, bytes, done, bytes.length - done, start * 8 + done);
+    if (n === 0) throw new Error('a text segment is truncated');
+    done += n;
+  }
+  return out;
+}
