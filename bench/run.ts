@@ -15,6 +15,7 @@
  *   npm run bench -- startup   start-up of node bin/svc.js and of the single executable (first run, warm), its size
  *   npm run bench -- tail      a followed directory: append → searchable lines/s vs one ingest stream, write → first hit delay
  *   npm run bench -- console   the web console in Chromium: page weight, first paint, response → results on screen
+ *   npm run bench -- scale [--lines N]   N log lines (10M) through svc serve: lines/s, peak RSS, segments, search p50/p99 over time, reopen, size
  *   npm run bench -- detections   ingest with 0, 10 and 100 on-ingest detections; a query endpoint vs POST /v1/search, cached and not
  * Names can be combined: npm run bench -- ingest relevance
  */
@@ -42,10 +43,13 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   tail: async () => (await import('./tail.js')).tailBench(),
   startup: async () => (await import('./startup.js')).startupBench(),
   console: async () => (await import('./console.js')).consoleBench(),
+  scale: async () => (await import('./scale.js')).scaleBench(),
 };
 const DEFAULT = ['ingest', 'latency', 'relevance'];
 
-const chosen = process.argv.length > 2 ? process.argv.slice(2) : DEFAULT;
+// options (--lines 1000000) are the benches' own
+const named = process.argv.slice(2).filter((arg, i, all) => !arg.startsWith('--') && all[i - 1] !== '--lines');
+const chosen = named.length > 0 ? named : DEFAULT;
 const unknown = chosen.filter((name) => !BENCHES[name]);
 if (unknown.length > 0) {
   console.error(`unknown bench ${unknown.join(', ')}; choose from ${Object.keys(BENCHES).join(', ')}`);

@@ -39,6 +39,7 @@ import { detectionRoutes } from './routes/detections.js';
 import { connectorRoutes } from './routes/connectors.js';
 import { consoleRoutes } from './routes/console.js';
 import { asOpenApi30, documentRoute, SPEC_TAGS } from './openapi.js';
+import { serverTiming } from './serverTiming.js';
 
 export interface AppOptions {
   /** where the one-line-per-request log goes (none when absent), and every 5xx (stderr when absent) */
@@ -128,6 +129,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
       routes.push({ method, url: route.url });
     }
   });
+  serverTiming(app); // first: it times the hooks after it
   if (opts.rateLimit) await rateLimits(app, opts.rateLimit);
   await app.register(cookie); // before authenticate, which reads the console's session cookie
   app.addHook('onRequest', authenticate(engine));

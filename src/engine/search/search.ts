@@ -9,6 +9,7 @@ import { Conflict, Invalid, NotFound, Refused } from '../errors.js';
 import type { StoredRecord } from '../records.js';
 import type { Store } from '../store/db.js';
 import { analyze } from '../text/analyzer.js';
+import { spent, timed } from '../timing.js';
 import { snippets } from '../text/snippets.js';
 import type { TextIndexes } from '../text/textIndexes.js';
 import { createAggregator } from './aggregations.js';
@@ -188,7 +189,7 @@ export class Search {
         // without a test per record, the worker keeps the ranking itself and sends only its top
         const ranksItself = mode === 'text' && !needRecord && !at.replay && !sorter;
         const cutoff = cutoffs[ds];
-        const found = scoringText ? await this.text.search(t, d, scoringText, { ...options, top: ranksItself ? depth : undefined }, deadline.ms) : null;
+        const found = scoringText ? await timed('index', () => this.text.search(t, d, scoringText, { ...options, top: ranksItself ? depth : undefined }, deadline.ms)) : null;
         for (const term of found?.terms ?? []) terms.add(term);
         // what the text index held is what this search saw: records committed after it are not in it
         if (found && !at.replay) cutoffs[ds] = Math.min(cutoffs[ds], found.seq);
@@ -303,17 +304,25 @@ export class Search {
     const found: Found[] = [];
     let bytes = 0;
     let used = 0;
+    let reading = 0;
+    let shaping = 0;
     for (const h of hits) {
       const d = datasets[h.ds];
+      const at = performance.now();
       const rec = h.rec ?? this.store.records.get([t, d, h.seq]);
+      const read = performance.now();
+      reading += read - at;
       if (rec) {
         const size = recordBytes(rec);
         if (found.length > 0 && bytes + size > LIMITS.pageBytes) break;
         bytes += size;
         found.push({ dataset_id: d, seq: h.seq, record: toResult(t, d, rec, h.score, scoreKind, terms) });
+        shaping += performance.now() - read;
       }
       used++;
     }
+    spent('records', reading);
+    spent('snippets', shaping); // the result's shape, its snippets most of it
     return { found, used };
   }
 
