@@ -43,7 +43,8 @@ async function load(): Promise<Loaded> {
   }
   let session: InferenceSession;
   try {
-    session = await ort.InferenceSession.create(model.modelFile, { intraOpNumThreads: setup.threads, interOpNumThreads: 1, graphOptimizationLevel: 'all' });
+    // the runtime's own log lines stay quiet: its errors come back as one-line messages (below)
+    session = await ort.InferenceSession.create(model.modelFile, { intraOpNumThreads: setup.threads, interOpNumThreads: 1, graphOptimizationLevel: 'all', logSeverityLevel: 4 });
   } catch (err) {
     throw fail(`${basename(model.modelFile)} is not a model onnxruntime can load: ${oneLine(err)}`);
   }
@@ -55,7 +56,7 @@ async function load(): Promise<Loaded> {
   let outputs: InferenceSession.ReturnType;
   try {
     // a tokenizer of another model yields ids past the model's embedding table: better found now than on some text later
-    outputs = await session.run(feeds(loaded, [[tokenizer.maxId]]));
+    outputs = await session.run(feeds(loaded, [[tokenizer.maxId]]), { logSeverityLevel: 4 });
   } catch (err) {
     throw fail(`the tokenizer (ids up to ${tokenizer.maxId}) does not fit the model: ${oneLine(err)}`);
   }
@@ -86,7 +87,7 @@ function feeds({ ort, feedsTypes, session, tokenizer }: Loaded, batch: number[][
 
 async function embed(m: Loaded, texts: string[]): Promise<{ vectors: Float32Array; dims: number }> {
   const input = feeds(m, texts.map((t) => m.tokenizer.encode(t)));
-  const result = (await m.session.run(input, [m.output]))[m.output];
+  const result = (await m.session.run(input, [m.output], { logSeverityLevel: 4 }))[m.output];
   const vectors = pool(result.data as Float32Array, result.dims, input.attention_mask?.data as BigInt64Array ?? new BigInt64Array(input.input_ids.size).fill(1n), model.pooling);
   // always unit length, whatever the model's own Normalize module says: svc's index keeps unit
   // vectors (int8, cosine as a dot product), and cosine ranks a vector and its unit the same
