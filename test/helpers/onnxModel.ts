@@ -80,9 +80,9 @@ export const VOCAB = [
 export const CLS = 2;
 export const SEP = 3;
 
-/** Row `v` of the embedding table, deterministic and different for every token. */
+/** Row `v` of the embedding table, deterministic: a one-hot of the token (when dims allow) plus a smaller shared wave. */
 export function tableRow(v: number, dims: number): Float32Array {
-  return Float32Array.from({ length: dims }, (_, d) => Math.sin(v * 1.7 + d * 0.9) + (d === v % dims ? 1 : 0));
+  return Float32Array.from({ length: dims }, (_, d) => 0.3 * Math.sin(v * 1.7 + d * 0.9) + (d === v % dims ? 1 : 0));
 }
 
 export interface TinyModel {
