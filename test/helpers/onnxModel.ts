@@ -47,8 +47,8 @@ const ONNX = protobuf.Root.fromJSON({
           fields: {
             dims: { id: 1, type: 'int64', rule: 'repeated' },
             data_type: { id: 2, type: 'int32' },
-            float_data: { id: 4, type: 'float', rule: 'repeated' },
             name: { id: 8, type: 'string' },
+            raw_data: { id: 9, type: 'bytes' },
           },
         },
         ValueInfoProto: { fields: { name: { id: 1, type: 'string' }, type: { id: 2, type: 'TypeProto' } } },
@@ -109,17 +109,20 @@ export interface TinyModelOptions {
   modelPath?: string;
   /** tokenizer_config.json's model_max_length */
   maxLength?: number;
+  /** words added to the vocabulary after VOCAB (a benchmark's realistic tokenizer) */
+  words?: string[];
 }
 
 /** Writes the model directory; returns what a test needs to compute expected vectors. */
 export function writeTinyModel(dir: string, o: TinyModelOptions = {}): TinyModel {
   const dims = o.dims ?? 8;
-  const rows = o.rows ?? VOCAB.length;
+  const vocab = [...new Set([...VOCAB, ...(o.words ?? [])])];
+  const rows = o.rows ?? vocab.length;
   mkdirSync(join(dir, '1_Pooling'), { recursive: true });
   const modelFile = join(dir, o.modelPath ?? 'model.onnx');
   mkdirSync(join(modelFile, '..'), { recursive: true });
   writeFileSync(modelFile, modelBytes(dims, rows, o));
-  writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(tokenizerJson()));
+  writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(tokenizerJson(vocab)));
   writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({ do_lower_case: true, model_max_length: o.maxLength ?? 512, tokenizer_class: 'BertTokenizer' }));
   const pooling = o.pooling ?? 'mean';
   writeFileSync(join(dir, '1_Pooling', 'config.json'), JSON.stringify({ word_embedding_dimension: dims, pooling_mode_cls_token: pooling === 'cls', pooling_mode_mean_tokens: pooling === 'mean', pooling_mode_max_tokens: false }));
@@ -129,7 +132,7 @@ export function writeTinyModel(dir: string, o: TinyModelOptions = {}): TinyModel
     ...(o.normalize ? [{ idx: 2, name: '2', path: '2_Normalize', type: 'sentence_transformers.models.Normalize' }] : []),
   ];
   writeFileSync(join(dir, 'modules.json'), JSON.stringify(modules));
-  const index = new Map(VOCAB.map((w, i) => [w, i]));
+  const index = new Map(vocab.map((w, i) => [w, i]));
   return {
     dir,
     dims,
@@ -156,13 +159,14 @@ export function modelBytes(dims: number, rows: number, o: Pick<TinyModelOptions,
     ir_version: 8,
     producer_name: 'svc-test',
     opset_import: [{ domain: '', version: 13 }],
-    graph: { name: 'tiny', node: nodes, initializer: [{ name: 'table', data_type: FLOAT, dims: [rows, dims], float_data: [...table] }], input: inputs, output: [output] },
+    // raw_data is little-endian, as Float32Array is on every machine svc builds for
+    graph: { name: 'tiny', node: nodes, initializer: [{ name: 'table', data_type: FLOAT, dims: [rows, dims], raw_data: new Uint8Array(table.buffer) }], input: inputs, output: [output] },
   };
   return Model.encode(Model.fromObject(model)).finish();
 }
 
-/** A BERT-style WordPiece tokenizer.json over VOCAB: lower-cases, splits on spaces and punctuation, adds [CLS] … [SEP]. */
-export function tokenizerJson(): object {
+/** A BERT-style WordPiece tokenizer.json over `vocab`: lower-cases, splits on spaces and punctuation, adds [CLS] … [SEP]. */
+export function tokenizerJson(vocab: string[] = VOCAB): object {
   const special = (content: string, id: number) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true });
   const token = (id: string) => ({ id, ids: [VOCAB.indexOf(id)], tokens: [id] });
   return {
@@ -179,6 +183,6 @@ export function tokenizerJson(): object {
       special_tokens: { '[CLS]': token('[CLS]'), '[SEP]': token('[SEP]') },
     },
     decoder: { type: 'WordPiece', prefix: '##', cleanup: true },
-    model: { type: 'WordPiece', unk_token: '[UNK]', continuing_subword_prefix: '##', max_input_chars_per_word: 100, vocab: Object.fromEntries(VOCAB.map((w, i) => [w, i])) },
+    model: { type: 'WordPiece', unk_token: '[UNK]', continuing_subword_prefix: '##', max_input_chars_per_word: 100, vocab: Object.fromEntries(vocab.map((w, i) => [w, i])) },
   };
 }
