@@ -113,6 +113,24 @@ describe('onnx embedder', () => {
     texts.forEach((t, i) => close(vectors[i], expectedMean(m, t)));
   });
 
+  it('leaves the event loop free while it embeds: tokenising and inference are in the worker', async () => {
+    const texts = Array.from({ length: 3000 }, (_, i) => `${'disk pressure warning node memory cache service report '.repeat(40)} ${i}`);
+    const e = embedder(m.dir);
+    await e.embed(['warm'], 'document');
+    let longest = 0;
+    let last = performance.now();
+    const timer = setInterval(() => {
+      longest = Math.max(longest, performance.now() - last);
+      last = performance.now();
+    }, 5);
+    const started = performance.now();
+    await e.embed(texts, 'document');
+    const took = performance.now() - started;
+    clearInterval(timer);
+    expect(took).toBeGreaterThan(200); // long enough for a blocked loop to show
+    expect(longest).toBeLessThan(Math.max(150, took / 4));
+  });
+
   it('cuts a text at the model length and keeps its [SEP]', async () => {
     const short = model({ maxLength: 6 });
     const [v] = await embedder(short.dir).embed(['disk pressure warning node memory cache service'], 'document');
