@@ -23,7 +23,7 @@ export interface EmbedderSettings {
   url?: string;
   model?: string;
   api_key?: string;
-  /** put before a query's text or a document's text, for models trained with them (e5: `query: `, `passage: `) */
+  /** put before a query's text or a document's text, for models trained with them (e5: `query: `, `passage: `); onnx only */
   query_prefix?: string;
   document_prefix?: string;
 }
