@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
  * Builds dist/bin/svc, one Linux x64 executable: Node's single-executable support with the CLI
- * bundled into one CommonJS file, and as assets every native addon svc loads, the text worker
- * (bundled the same way) and the builtin embedder's word vectors. Run after `npm run build`.
+ * bundled into one CommonJS file, and as assets every native addon svc loads (onnxruntime's among
+ * them), the text and onnx workers (bundled the same way) and the builtin embedder's word vectors.
+ * Run after `npm run build`.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -18,10 +19,11 @@ const OUT = join(DIST, 'sea');
 const BINARY = join(DIST, 'bin', 'svc');
 const FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 const started = Date.now();
+const ONNX_WORKER = 'engine/vector/embedders/onnx/onnxWorker.js';
 
 if (process.platform !== 'linux' || process.arch !== 'x64') fail(`builds for Linux x64 only (this is ${process.platform}-${process.arch})`);
 if (process.report?.getReport().header.glibcVersionRuntime === undefined) fail('builds against glibc only');
-for (const f of ['cli/sea/start.js', 'engine/text/textWorker.js']) if (!existsSync(join(DIST, f))) fail(`dist/${f} is missing: run \`npm run build\` first`);
+for (const f of ['cli/sea/start.js', 'engine/text/textWorker.js', ONNX_WORKER]) if (!existsSync(join(DIST, f))) fail(`dist/${f} is missing: run \`npm run build\` first`);
 
 // ---- the assets ----------------------------------------------------------------------------------
 
@@ -37,6 +39,7 @@ function from(pkg, fromPkg) {
 const gypPrebuild = (dir) => [`node.abi${process.versions.modules}.glibc.node`, 'node.napi.glibc.node'].map((f) => join(dir, f)).find(existsSync) ?? fail(`no Linux x64 addon in ${dir}`);
 
 const duckdbDir = from('@duckdb/node-bindings-linux-x64', '@duckdb/node-bindings');
+const onnxDir = join(from('onnxruntime-node'), 'bin', 'napi-v6', 'linux', 'x64');
 /** name in the executable → file on disk */
 const natives = {
   'lmdb.node': gypPrebuild(from('@lmdb/lmdb-linux-x64', 'lmdb')),
@@ -45,8 +48,13 @@ const natives = {
   'duckdb.node': join(duckdbDir, 'duckdb.node'),
   'libduckdb.so': join(duckdbDir, 'libduckdb.so'),
   'keyring.node': join(from('@napi-rs/keyring-linux-x64-gnu', '@napi-rs/keyring'), 'keyring.linux-x64-gnu.node'),
+  // the onnx worker's: the binding finds libonnxruntime.so.1 beside it ($ORIGIN)
+  'onnxruntime_binding.node': join(onnxDir, 'onnxruntime_binding.node'),
+  'libonnxruntime.so.1': join(onnxDir, 'libonnxruntime.so.1'),
 };
-const NEEDS = { 'duckdb.node': ['libduckdb.so'] };
+const NEEDS = { 'duckdb.node': ['libduckdb.so'], 'onnxruntime_binding.node': ['libonnxruntime.so.1'] };
+/** addons only a worker loads: unpacked when that worker first starts */
+const WORKER_ONLY = ['onnxruntime_binding.node', 'libonnxruntime.so.1'];
 
 const vectors = join(ROOT, 'build', 'embeddings', 'wink-sg-100d.bin');
 if (!existsSync(vectors)) {
@@ -81,6 +89,7 @@ function nativeAddons(role, used) {
       // usearch asks `bindings` for its own directory only if __dirname is unset: it never is
       build.onResolve({ filter: /^bindings$/ }, ({ importer }) => (inside(importer, 'usearch') ? { path: 'bindings', namespace: 'svc-stub' } : undefined));
       build.onResolve({ filter: /^@duckdb\/node-bindings-linux-x64\/duckdb\.node$/ }, () => addon('duckdb.node'));
+      build.onResolve({ filter: /^svc-onnxruntime-binding$/ }, () => addon('onnxruntime_binding.node'));
       build.onResolve({ filter: /^(\.\/keyring\.linux-x64-gnu\.node|@napi-rs\/keyring-linux-x64-gnu)$/ }, () => addon('keyring.node'));
       // any other addon or platform package: absent here, and looked up only on other platforms or in a try
       build.onResolve({ filter: /\.node$|^@duckdb\/node-bindings-|^@napi-rs\/keyring-/ }, ({ path }) => (path === '@napi-rs/keyring-linux-x64-gnu/package.json' ? undefined : { path, external: true }));
@@ -112,6 +121,13 @@ const topLevelAwait = {
       const arg = 'getBuildDir(getDirName())';
       if (!source.includes(arg)) fail('usearch: its addon lookup was not found');
       return { contents: source.replace(arg, '""'), loader: 'js' };
+    });
+    // onnxruntime-node names its addon by platform in a template string: this build's is the Linux x64 one
+    build.onLoad({ filter: /[\\/]onnxruntime-node[\\/]dist[\\/]binding\.js$/ }, ({ path }) => {
+      const source = readFileSync(path, 'utf8');
+      const call = 'require(`../bin/napi-v6/${process.platform}/${process.arch}/onnxruntime_binding.node`)';
+      if (!source.includes(call)) fail('onnxruntime-node: its addon lookup was not found');
+      return { contents: source.replace(call, "require('svc-onnxruntime-binding')"), loader: 'js' };
     });
     // the keyring is loaded through createRequire, which a bundle cannot follow
     build.onLoad({ filter: /[\\/]dist[\\/]cli[\\/]credentials\.js$/ }, ({ path }) => {
@@ -155,13 +171,16 @@ rmSync(join(ROOT, STAMP), { force: true });
 const inputs = binaryInputs(ROOT);
 const workerFile = join(OUT, 'text-worker.cjs');
 const workerNeeds = await bundle('engine/text/textWorker.js', workerFile, 'worker');
+const onnxWorkerFile = join(OUT, 'onnx-worker.cjs');
+const onnxWorkerNeeds = await bundle(ONNX_WORKER, onnxWorkerFile, 'worker');
 
 // the web console's page and scripts, served from memory (never unpacked)
 const consoleDir = join(DIST, 'console');
 if (!existsSync(join(consoleDir, 'index.html'))) fail('dist/console is not built: run `npm run build`');
 const consoleFiles = Object.fromEntries(readdirSync(consoleDir).map((name) => [`console/${name}`, join(consoleDir, name)]));
-const files = { ...natives, 'text-worker.cjs': workerFile, 'wink-sg-100d.bin': vectors, ...consoleFiles };
-const assets = Object.fromEntries(Object.entries(files).map(([name, file]) => [name, described(file, name === 'text-worker.cjs' ? workerNeeds.sort() : NEEDS[name])]));
+const files = { ...natives, 'text-worker.cjs': workerFile, 'onnx-worker.cjs': onnxWorkerFile, 'wink-sg-100d.bin': vectors, ...consoleFiles };
+const workers = { 'text-worker.cjs': workerNeeds, 'onnx-worker.cjs': onnxWorkerNeeds };
+const assets = Object.fromEntries(Object.entries(files).map(([name, file]) => [name, described(file, workers[name]?.sort() ?? NEEDS[name])]));
 const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
 const build = createHash('sha256').update(JSON.stringify(assets)).digest('hex').slice(0, 12);
 const manifest = { version, build, assets };
@@ -169,7 +188,8 @@ writeFileSync(join(OUT, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\
 
 const main = join(OUT, 'svc.cjs');
 const cliNatives = await bundle('cli/sea/start.js', main, 'cli', manifest);
-const missing = Object.keys(natives).filter((n) => !NEEDS['duckdb.node'].includes(n) && !cliNatives.includes(n));
+const missing = Object.keys(natives).filter((n) => !NEEDS['duckdb.node'].includes(n) && !WORKER_ONLY.includes(n) && !cliNatives.includes(n));
+if (!onnxWorkerNeeds.includes('onnxruntime_binding.node')) fail('the onnx worker bundle never loads onnxruntime_binding.node');
 if (missing.length) fail(`the CLI bundle never loads ${missing.join(', ')}`);
 
 // ---- the executable --------------------------------------------------------------------------------

@@ -141,6 +141,6 @@ describe('embedder settings', () => {
     expect(embedders.resolve({ provider: 'openai', model: 'other' })).toEqual({ provider: 'openai', url: 'http://x', model: 'other', api_key: 'k' });
     expect(embedders.resolve({ provider: 'builtin' }).provider).toBe('builtin');
     expect(embedders.get(embedders.resolve(undefined)).id).toMatch(/^openai:m@http:\/\/x\/v1\/embeddings$/);
-    expect(() => embedders.get({ provider: 'onnx' })).toThrow(/not part of this build/);
+    expect(() => embedders.get({ provider: 'onnx' })).toThrow(/needs a model directory/);
   });
 });

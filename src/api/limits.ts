@@ -19,6 +19,8 @@ export const LIMITS = {
   fieldPath: 256,
   /** a URL, role reference or object prefix a source names */
   url: 2048,
+  /** a query or document prefix a source's embedder puts before each text (`query: `, `passage: `) */
+  embedderPrefix: 64,
   /** members of an open-ended config object (parse_config) */
   configMembers: 64,
   /** the `text` of a search */

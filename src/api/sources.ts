@@ -25,6 +25,9 @@ export const SemanticConfig = Type.Object({
         provider: Literals(['builtin', 'openai', 'onnx'] as const),
         model: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.name })),
         url: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.url })),
+        /** onnx: what the model was trained to see before a query or a document (e5: `query: `, `passage: `); kept as given, spaces included */
+        query_prefix: Type.Optional(Type.String({ maxLength: LIMITS.embedderPrefix })),
+        document_prefix: Type.Optional(Type.String({ maxLength: LIMITS.embedderPrefix })),
       },
       { additionalProperties: false },
     ),

@@ -10,6 +10,7 @@ import type { IngestLimits } from './ingest/ingest.js';
 import { MAX_OBJECT_BYTES } from './ingest/objectLimit.js';
 import { uploadLimits, type UploadLimits } from './uploads/limits.js';
 import type { EmbedderSettings } from './vector/embedders/embedder.js';
+import { readModelDir } from './vector/embedders/onnx/modelDir.js';
 import { DEFAULT_EMBEDDINGS_FILE } from './vector/embedders/wordVectors.js';
 import type { SemanticConfig } from './vector/semantic.js';
 
@@ -103,11 +104,28 @@ export function withOverrides(config: EngineConfig, own: StoreOptions & FloorOpt
   };
 }
 
-/** The server-wide default embedder: SVC_EMBEDDER, SVC_EMBEDDER_URL, SVC_EMBEDDER_MODEL and SVC_EMBEDDER_API_KEY. */
+/**
+ * The server-wide default embedder: SVC_EMBEDDER, SVC_EMBEDDER_URL, SVC_EMBEDDER_MODEL,
+ * SVC_EMBEDDER_API_KEY, SVC_EMBEDDER_QUERY_PREFIX and SVC_EMBEDDER_DOCUMENT_PREFIX (kept as
+ * given: `query: ` ends with its space). An onnx model directory must be there with its files, so
+ * that `svc serve` fails at start, not at the first ingest.
+ */
 function embedderFromEnv(env: Env): EmbedderSettings {
   const provider = (env.SVC_EMBEDDER || 'builtin') as EmbedderSettings['provider'];
   if (!['builtin', 'openai', 'onnx'].includes(provider)) throw new Error(`SVC_EMBEDDER must be builtin, openai or onnx, not '${provider}'`);
-  return { provider, url: env.SVC_EMBEDDER_URL || undefined, model: env.SVC_EMBEDDER_MODEL || undefined, api_key: env.SVC_EMBEDDER_API_KEY || undefined };
+  const model = env.SVC_EMBEDDER_MODEL || undefined;
+  if (provider === 'onnx') {
+    if (!model) throw new Error('SVC_EMBEDDER=onnx needs SVC_EMBEDDER_MODEL: the directory of a sentence-transformers ONNX export');
+    readModelDir(model);
+  }
+  return {
+    provider,
+    url: env.SVC_EMBEDDER_URL || undefined,
+    model,
+    api_key: env.SVC_EMBEDDER_API_KEY || undefined,
+    query_prefix: env.SVC_EMBEDDER_QUERY_PREFIX || undefined,
+    document_prefix: env.SVC_EMBEDDER_DOCUMENT_PREFIX || undefined,
+  };
 }
 
 /** A finite number above 0, else the fallback. */

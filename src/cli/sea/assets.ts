@@ -41,7 +41,7 @@ function unpack(name: string, dir: string, file: string, sha256: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const tmp = join(dir, `.${name}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   try {
-    writeFileSync(tmp, bytes, { mode: /\.(node|so)$/.test(name) ? 0o700 : 0o600 });
+    writeFileSync(tmp, bytes, { mode: /\.(node|so)(\.\d+)*$/.test(name) ? 0o700 : 0o600 });
     renameSync(tmp, file);
   } catch (err) {
     rmSync(tmp, { force: true });

@@ -17,7 +17,7 @@ import { VectorIndexes, type Generation } from './vectorIndexes.js';
 
 /** What an operator sets for the vector side (config.ts). */
 export interface SemanticConfig {
-  /** the server-wide default embedder (SVC_EMBEDDER, SVC_EMBEDDER_URL, SVC_EMBEDDER_MODEL, SVC_EMBEDDER_API_KEY) */
+  /** the server-wide default embedder (SVC_EMBEDDER, SVC_EMBEDDER_URL, SVC_EMBEDDER_MODEL, SVC_EMBEDDER_API_KEY, SVC_EMBEDDER_QUERY_PREFIX, SVC_EMBEDDER_DOCUMENT_PREFIX) */
   embedder: EmbedderSettings;
   /** the builtin embedder's word vectors (SVC_EMBEDDINGS_FILE) */
   embeddingsFile: string;

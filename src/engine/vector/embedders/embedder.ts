@@ -23,6 +23,9 @@ export interface EmbedderSettings {
   url?: string;
   model?: string;
   api_key?: string;
+  /** put before a query's text or a document's text, for models trained with them (e5: `query: `, `passage: `); onnx only */
+  query_prefix?: string;
+  document_prefix?: string;
 }
 
 /** Unit length in place (a zero vector stays zero): cosine then is a dot product. */

@@ -1,5 +1,6 @@
 import { BuiltinEmbedder, DEFAULT_POOLING } from './builtin.js';
 import { type Embedder, type EmbedderSettings } from './embedder.js';
+import { OnnxEmbedder, type OnnxOptions } from './onnx/onnxEmbedder.js';
 import { OpenAIEmbedder, type OpenAIOptions } from './openai.js';
 import { DEFAULT_EMBEDDINGS_FILE, wordVectors } from './wordVectors.js';
 
@@ -32,19 +33,22 @@ export class Embedders {
     defaults: EmbedderSettings,
     private readonly openaiOptions: Partial<OpenAIOptions> = {},
     private readonly wordsFile = DEFAULT_EMBEDDINGS_FILE,
+    private readonly onnxOptions: Partial<OnnxOptions> = {},
   ) {
     this.defaults = defaults;
   }
 
   /** The settings a source ends up with: its own provider, model and URL, the rest from the server. */
   resolve(own?: Partial<EmbedderSettings>): EmbedderSettings {
-    const base = !own?.provider || own.provider === this.defaults.provider ? this.defaults : { provider: own.provider };
+    let base: EmbedderSettings = !own?.provider || own.provider === this.defaults.provider ? this.defaults : { provider: own.provider };
+    // prefixes belong to a model: a source naming another model does not get the server's
+    if (own?.model !== undefined && own.model !== base.model) base = { ...base, query_prefix: undefined, document_prefix: undefined };
     // keys come from the environment only: a source's config is readable by every member
     return { ...base, ...stripUndefined(own ?? {}), api_key: this.defaults.api_key };
   }
 
   get(settings: EmbedderSettings): Embedder {
-    const key = JSON.stringify([settings.provider, settings.url, settings.model]);
+    const key = JSON.stringify([settings.provider, settings.url, settings.model, settings.query_prefix, settings.document_prefix]);
     let embedder = this.made.get(key);
     if (!embedder) {
       embedder = this.make(settings);
@@ -61,7 +65,8 @@ export class Embedders {
         if (!s.url) throw new Error('the openai embedder needs a URL (SVC_EMBEDDER_URL or semantic_config.embedder.url)');
         return new OpenAIEmbedder({ ...this.openaiOptions, url: s.url, model: s.model ?? 'text-embedding-3-small', apiKey: s.api_key });
       case 'onnx':
-        throw new Error('the onnx embedder is not part of this build: use builtin or openai');
+        if (!s.model) throw new Error('the onnx embedder needs a model directory (SVC_EMBEDDER_MODEL or semantic_config.embedder.model)');
+        return new OnnxEmbedder({ ...this.onnxOptions, model: s.model, queryPrefix: s.query_prefix, documentPrefix: s.document_prefix });
     }
   }
 }
