@@ -146,7 +146,7 @@ describe('tombstones and retention', () => {
     }
     const store = openStore(dataDir);
     // as if the process died before touching the index: only the tombstones, written with the deletion, are there
-    const text = new TextIndexes(store, dataDir, () => ({ text_fields: [] }));
+    const text = new TextIndexes(store, dataDir, () => ({ text_fields: [] }), 100_000);
     const died = { deleting: (t: string, d: string, seqs: number[]) => text.deleting(t, d, seqs), removed: async () => {} } as unknown as DerivedIndexes;
     await deleteRecords(store, died, caller.tenant_id, 'logs', (rec) => rec.id === 'a');
     await store.close();

@@ -26,6 +26,8 @@ export interface EngineConfig {
   disk: FloorOptions;
   /** a search's deadline and the ranking cap of views and exports (SVC_SEARCH_TIMEOUT_MS, SVC_VIEW_MAX_RECORDS) */
   search: SearchLimits;
+  /** SVC_TEXT_SEGMENT_RECORDS: records a text index holds in memory before it seals them into a segment file */
+  text: { segmentRecords: number };
   /** SVC_SQL_* */
   sql: SqlLimits;
   /** SVC_EXPORT_* */
@@ -57,6 +59,7 @@ export function configFromEnv(env: Env = process.env): EngineConfig {
       timeoutMs: positive(env.SVC_SEARCH_TIMEOUT_MS, 10_000),
       maxAnswerRecords: Math.floor(positive(env.SVC_VIEW_MAX_RECORDS, LIMITS.viewRecords)),
     },
+    text: { segmentRecords: Math.floor(positive(env.SVC_TEXT_SEGMENT_RECORDS, 100_000)) },
     sql: {
       timeoutMs: Math.floor(positive(env.SVC_SQL_TIMEOUT_MS, 30_000)),
       memoryLimit: env.SVC_SQL_MEMORY_LIMIT || '1GB',

@@ -117,7 +117,7 @@ export class Engine {
     this.identity = new Identity(this.directory, this.keys);
     this.ingestTokens = new IngestTokens(store, this.tokenCache);
     this.sources = new Sources(store, this.ingestTokens);
-    this.text = new TextIndexes(store, dataDir, (t, d) => this.sources.searchConfig(t, d));
+    this.text = new TextIndexes(store, dataDir, (t, d) => this.sources.searchConfig(t, d), config.text.segmentRecords);
     this.jobs = new JobQueue(store, space);
     this.datasets = new Datasets(store, this.sources, (t, d) => this.semantic.indexes.ready(t, d));
     this.sql = new Sql(store, dataDir, this.datasets, this.jobs, (t) => Boolean(this.directory.tenant(t)), config.sql);

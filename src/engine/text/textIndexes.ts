@@ -4,7 +4,6 @@ import type { Build, DerivedIndex } from '../derived/derivedIndex.js';
 import { asDiskFull } from '../diskErrors.js';
 import { Unavailable } from '../errors.js';
 import type { RunState } from '../ingest/runs.js';
-import { positive } from '../envNumber.js';
 import { now } from '../ids.js';
 import { logProblem } from '../log.js';
 import type { StoredRecord } from '../records.js';
@@ -17,8 +16,6 @@ import { textWorkerFile } from './workerFile.js';
 const INDEXED_MEMBERS = new Set(['title', 'body']);
 /** Records a new generation takes per message: searches queued behind it wait at most for one slice. */
 const FILL_SLICE = 5000;
-/** Records the in-memory segment of a text index holds before it is sealed into a file (SVC_TEXT_SEGMENT_RECORDS). */
-const SEGMENT_RECORDS = positive(process.env.SVC_TEXT_SEGMENT_RECORDS, 100_000);
 
 interface Waiting { resolve: (value: unknown) => void; reject: (err: Error) => void; timeoutMs?: number }
 
@@ -39,6 +36,8 @@ export class TextIndexes implements DerivedIndex {
     private readonly store: Store,
     private readonly dataDir: string,
     private readonly configOf: (tenantId: string, datasetId: string) => SearchConfig,
+    /** records the in-memory segment of an index holds before it is sealed into a file */
+    private readonly segmentRecords: number,
   ) {}
 
   /** Indexes records just committed, in sequence order: a run's text is searchable batch by batch. */
@@ -175,7 +174,7 @@ export class TextIndexes implements DerivedIndex {
   }
 
   private start(): Worker {
-    const worker = new Worker(textWorkerFile(), { workerData: { dataDir: this.dataDir, mapSize: this.store.mapSize, segmentRecords: SEGMENT_RECORDS } });
+    const worker = new Worker(textWorkerFile(), { workerData: { dataDir: this.dataDir, mapSize: this.store.mapSize, segmentRecords: this.segmentRecords } });
     worker.on('message', (reply: TextReply) => {
       if ('problem' in reply) return logProblem(reply.problem, new Error(reply.error), { tenant_id: reply.t, dataset_id: reply.d });
       const waiting = this.waiting.get(reply.id);
