@@ -179,6 +179,8 @@ export class Search {
       return h;
     };
     const top = new TopK<Hit>(depth, textSorter ? textSorter.before : better);
+    // one dataset whose worker ranked it: its order is the ranking's, with no heap to go through
+    let ranking: Hit[] | null = null;
     let total = 0;
     const textSeqs: Float64Array[] = [];
 
@@ -196,6 +198,7 @@ export class Search {
         if (text) {
           textSeqs[ds] = found!.seqs;
           if (ranksItself) total += found!.total - found!.seqs.length;
+          if (ranksItself && datasetIds.length === 1) ranking = [];
           for (let i = 0; i < found!.seqs.length; i++) {
             if (deadline.due()) await deadline.pause(); // first: a record the filters refuse goes on to the next one
             const seq = found!.seqs[i];
@@ -204,7 +207,8 @@ export class Search {
             if (needRecord && !(rec && accept(rec))) continue;
             const hit: Hit = { ds, seq, score: found!.scores[i], rec };
             total++;
-            top.push(needRecord ? seen(hit) : hit);
+            if (ranking) ranking.push(hit);
+            else top.push(needRecord ? seen(hit) : hit);
           }
           continue;
         }
@@ -236,7 +240,7 @@ export class Search {
     }
 
     deadline.check(); // however few pauses it took
-    let hits = await top.drain(deadline);
+    let hits = ranking ?? (await top.drain(deadline));
     if (prepared) {
       const k = Math.max(limit, SEMANTIC_DEPTH);
       const vector = this.vectors!.vectorHits(t, datasetIds, prepared, { k, where: request.where, accept: needRecord ? accept : undefined, minScore: request.semantic_min_score })

@@ -22,6 +22,11 @@ export class TopK<T> {
     }
   }
 
+  /** The items kept, in no order. */
+  unsorted(): readonly T[] {
+    return this.heap;
+  }
+
   /** Best first. */
   sorted(): T[] {
     return [...this.heap].sort((a, b) => (this.better(a, b) ? -1 : this.better(b, a) ? 1 : 0));

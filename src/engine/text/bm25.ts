@@ -100,16 +100,25 @@ function everyMatch(s: SegmentView, scores: Float64Array): Scored {
   return { seqs, scores: out, total };
 }
 
+/** Below this many matches they are sorted outright; above it a heap keeps the best `k` as they come. */
+const SORT_ALL = 20_000;
+
 function best(s: SegmentView, scores: Float64Array, k: number): Scored {
-  const heap = new TopK<number>(k, (a, b) => scores[a] > scores[b] || (scores[a] === scores[b] && a > b));
   let total = 0;
-  for (let doc = 0; doc < scores.length; doc++) {
-    if (scores[doc] > 0) {
-      total++;
-      heap.push(doc);
-    }
+  for (let doc = 0; doc < scores.length; doc++) if (scores[doc] > 0) total++;
+  let docs: Uint32Array;
+  if (total <= SORT_ALL) {
+    docs = new Uint32Array(total);
+    let i = 0;
+    for (let doc = 0; doc < scores.length; doc++) if (scores[doc] > 0) docs[i++] = doc;
+  } else {
+    const heap = new TopK<number>(k, (a, b) => scores[a] > scores[b] || (scores[a] === scores[b] && a > b));
+    for (let doc = 0; doc < scores.length; doc++) if (scores[doc] > 0) heap.push(doc);
+    docs = Uint32Array.from(heap.unsorted());
   }
-  const docs = heap.sorted();
+  // by score, then the newer record (a larger position)
+  docs.sort((a, b) => scores[b] - scores[a] || b - a);
+  if (docs.length > k) docs = docs.subarray(0, k);
   return { seqs: Float64Array.from(docs, (doc) => s.seq(doc)), scores: Float64Array.from(docs, (doc) => scores[doc]), total };
 }
 

@@ -14,10 +14,19 @@ const escapeHtml = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '
 export function snippets(text: string, terms: Set<string>): string[] {
   if (terms.size === 0 || text.length === 0) return [];
   const hits: [number, number][] = [];
+  let windows = 0;
+  let windowEnd = -1;
   for (const m of text.matchAll(TOKEN)) {
     if (m.index! > LIMITS.snippetScan) break; // a long body's snippets come from its start: the cost stays bounded
+    if (windows === MAX_SNIPPETS && m.index! >= windowEnd) break; // the last snippet's words are all found
     const term = normalizeTerm(m[0]);
-    if (term !== null && terms.has(term)) hits.push([m.index!, m.index! + m[0].length]);
+    if (term === null || !terms.has(term)) continue;
+    const end = m.index! + m[0].length;
+    if (end > windowEnd) {
+      windows++; // this word starts a snippet, as the loop below cuts them
+      windowEnd = Math.min(text.length, Math.max(0, m.index! - WINDOW / 4) + WINDOW);
+    }
+    hits.push([m.index!, end]);
   }
   if (hits.length === 0) return [];
   const out: string[] = [];
