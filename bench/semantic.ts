@@ -2,7 +2,8 @@
  * Semantic search figures, each against its baseline in the same run:
  *   - builtin embedding throughput (documents/s) and ingest with vectors on versus off, same data;
  *   - HNSW recall@10 against exact search (USearch exactSearch) over SciFact's vectors, i8 / f16 / f32;
- *   - nDCG@10 on SciFact test for text, semantic and hybrid; fusion and expansion tuned on train.
+ *   - nDCG@10 on SciFact train and test for text, semantic and every hybrid fusion tried (on the same
+ *     lists, and with deliberately bad vector lists); fusion and expansion tuned on train (--tune).
  * Run: npm run build && npx tsc -p bench/tsconfig.json && node .bench/bench/semantic.js [--tune] [--tune-expansion]
  */
 import { join } from 'node:path';
@@ -15,9 +16,12 @@ import { wordVectors } from '../src/engine/vector/embedders/wordVectors.js';
 import { FUSION, fuseRRF, fuseZ } from '../src/engine/vector/fusion.js';
 import { HNSW } from '../src/engine/vector/vectorIndex.js';
 import { EXPANSION } from '../src/engine/vector/vocabulary.js';
+import { fusedRankings, winsLosses, type Lists } from './lib/fusionEval.js';
+import { adaptive, VARIANTS, type Fuse } from './lib/fusionVariants.js';
 import { evaluate } from './lib/metrics.js';
 import { corpus, ingestScifact, qrels, queries, type Query } from './lib/scifact.js';
 import { tempDir } from './lib/svc.js';
+import type { Ranked } from './lib/stress.js';
 import { fixed, printTable } from './lib/table.js';
 
 const secs = (since: number) => (performance.now() - since) / 1000;
@@ -38,8 +42,9 @@ export async function semanticBench(tune = process.argv.includes('--tune')): Pro
     });
     await gatherVocabulary(engine, caller);
     await recall(engine, caller);
-    if (tune) await tuneOnTrain(engine, caller);
-    await relevance(engine, caller);
+    const lists = await fetchLists(engine, caller);
+    if (tune) await tuneOnTrain(engine, caller, lists.train);
+    await relevance(engine, caller, lists);
   } finally {
     await engine.close();
     dir.remove();
@@ -113,9 +118,9 @@ async function recall(engine: Engine, caller: Caller): Promise<void> {
   printTable('HNSW recall@10 against exact search (SciFact vectors, 300 test queries)', ['scalar', 'ef_search', 'vectors', 'build (s)', 'recall@10', 'queries/s'], table);
 }
 
-async function rankings(engine: Engine, caller: Caller, qs: Query[], req: Partial<SearchRequest>): Promise<{ ids: Map<string, string[]>; hits: Map<string, { ds: number; seq: number; score: number; id: string }[]>; qps: number }> {
+async function rankings(engine: Engine, caller: Caller, qs: Query[], req: Partial<SearchRequest>): Promise<{ ids: Map<string, string[]>; hits: Map<string, Ranked[]>; qps: number }> {
   const ids = new Map<string, string[]>();
-  const hits = new Map<string, { ds: number; seq: number; score: number; id: string }[]>();
+  const hits = new Map<string, Ranked[]>();
   const started = performance.now();
   for (const q of qs) {
     const r = await engine.search.run(caller, { text: q.text, datasets: ['scifact'], limit: 100, ...req });
@@ -125,25 +130,59 @@ async function rankings(engine: Engine, caller: Caller, qs: Query[], req: Partia
   return { ids, hits, qps: qs.length / secs(started) };
 }
 
-async function relevance(engine: Engine, caller: Caller): Promise<void> {
-  const table: (string | number)[][] = [];
-  for (const split of ['train', 'test'] as const) {
+const SPLITS = ['train', 'test'] as const;
+type Split = (typeof SPLITS)[number];
+
+/** Each split's text list (its top 300, enough for any fusion's top 100) and vector list, fetched once. */
+async function fetchLists(engine: Engine, caller: Caller): Promise<Record<Split, Lists & { textIds: Map<string, string[]> }>> {
+  const out = {} as Record<Split, Lists & { textIds: Map<string, string[]> }>;
+  for (const split of SPLITS) {
     const qs = queries(split);
-    const judged = qrels(split);
-    const saved = EXPANSION.weight;
-    for (const [name, mode, expansion] of [['text', 'text', 0], ['semantic', 'semantic', 0], ['hybrid', 'hybrid', 0], ['hybrid + vocabulary expansion', 'hybrid', saved || 0.3]] as const) {
-      EXPANSION.weight = expansion;
-      const r = await rankings(engine, caller, qs, { mode });
-      const { ndcg10, recall100 } = evaluate(r.ids, judged);
-      table.push([split, name, fixed(ndcg10, 4), fixed(recall100, 4), Math.round(r.qps)]);
-    }
-    EXPANSION.weight = saved;
+    const text = await rankings(engine, caller, qs, { mode: 'text', limit: 300 });
+    const vector = await rankings(engine, caller, qs, { mode: 'semantic' });
+    out[split] = { text: text.hits, vector: vector.hits, qrels: qrels(split), textIds: new Map([...text.ids].map(([q, ids]) => [q, ids.slice(0, 100)])) };
   }
-  printTable(`SciFact nDCG@10 (fusion ${FUSION.name}, vector weight ${FUSION.weight})`, ['split', 'mode', 'nDCG@10', 'Recall@100', 'queries/s'], table);
+  return out;
+}
+
+const delta = (x: number, base: number) => `${x >= base ? '+' : ''}${(x - base).toFixed(4)}`;
+
+/**
+ * Every fusion on the same lists: nDCG@10 on train and test, Recall@100 on test, and test nDCG@10
+ * with two bad vector lists (a fusion that cannot hurt keeps text's figure), then the engine's
+ * own hybrid search end to end, without and with vocabulary expansion.
+ */
+async function relevance(engine: Engine, caller: Caller, lists: Record<Split, Lists & { textIds: Map<string, string[]> }>): Promise<void> {
+  const text = { train: evaluate(lists.train.textIds, lists.train.qrels), test: evaluate(lists.test.textIds, lists.test.qrels) };
+  const header = ['mode', 'train nDCG@10', 'test nDCG@10', 'test R@100', 'Δ mean vs text', 'test, shuffled docs', 'test, text in random order', 'test better/worse'];
+  const row = (name: string, ids: Record<Split, Map<string, string[]>>, stress: (string | number)[]) => {
+    const train = evaluate(ids.train, lists.train.qrels);
+    const test = evaluate(ids.test, lists.test.qrels);
+    const wl = winsLosses(ids.test, lists.test.textIds, lists.test.qrels);
+    return [name, fixed(train.ndcg10, 4), fixed(test.ndcg10, 4), fixed(test.recall100, 4), delta((train.ndcg10 + test.ndcg10) / 2, (text.train.ndcg10 + text.test.ndcg10) / 2), ...stress, `${wl.wins}/${wl.losses}`];
+  };
+  const vectorIds = (l: Lists) => new Map([...l.vector].map(([q, hits]) => [q, hits.map((h) => h.id)]));
+  const table: (string | number)[][] = [
+    row('text', { train: lists.train.textIds, test: lists.test.textIds }, ['—', '—']),
+    row('semantic', { train: vectorIds(lists.train), test: vectorIds(lists.test) }, ['—', '—']),
+  ];
+  for (const v of VARIANTS) {
+    const ids = { train: fusedRankings(lists.train, v.fuse), test: fusedRankings(lists.test, v.fuse) };
+    const stress = (['shuffled documents', 'text in random order'] as const).map((s) => fixed(evaluate(fusedRankings(lists.test, v.fuse, s), lists.test.qrels).ndcg10, 4));
+    table.push(row(`hybrid, ${v.name}`, ids, stress));
+  }
+  const saved = EXPANSION.weight;
+  for (const [name, expansion] of [['hybrid search (engine, shipped fusion)', 0], ['hybrid search + vocabulary expansion (engine)', saved || 0.3]] as const) {
+    EXPANSION.weight = expansion;
+    const ids = { train: (await rankings(engine, caller, queries('train'), { mode: 'hybrid' })).ids, test: (await rankings(engine, caller, queries('test'), { mode: 'hybrid' })).ids };
+    table.push(row(name, ids, ['—', '—']));
+  }
+  EXPANSION.weight = saved;
+  printTable(`SciFact nDCG@10, fusions on the same text and vector lists (hybrid score kind ${FUSION.name}); stress columns: test nDCG@10 with a bad vector list (text alone: ${fixed(text.test.ndcg10, 4)})`, header, table);
 }
 
 /** Fusion weights and expansion settings, on train queries only. */
-async function tuneOnTrain(engine: Engine, caller: Caller): Promise<void> {
+async function tuneOnTrain(engine: Engine, caller: Caller, lists: Lists): Promise<void> {
   const qs = queries('train');
   const judged = qrels('train');
   const table: (string | number)[][] = [];
@@ -153,17 +192,16 @@ async function tuneOnTrain(engine: Engine, caller: Caller): Promise<void> {
   for (const [weight, perWord, minSimilarity] of grid) {
     Object.assign(EXPANSION, { weight, perWord, minSimilarity });
     const text = await rankings(engine, caller, qs, { mode: 'hybrid', semantic_min_score: 2 });
-    table.push([`expansion w${weight} n${perWord} sim${minSimilarity}`, fixed(evaluate(text.ids, judged).ndcg10, 4)]);
+    table.push([`expansion w${weight} n${perWord} sim${minSimilarity}`, fixed(evaluate(text.ids, judged).ndcg10, 4), '—']);
   }
   Object.assign(EXPANSION, saved);
-  const text = await rankings(engine, caller, qs, { mode: 'text' });
-  const vec = await rankings(engine, caller, qs, { mode: 'semantic' });
-  const fused = (f: (a: { id: string; score: number; ds: number; seq: number }[], b: { id: string; score: number; ds: number; seq: number }[]) => { id: string; score: number }[]) =>
-    new Map(qs.map((q) => [q.id, f(text.hits.get(q.id) ?? [], vec.hits.get(q.id) ?? []).sort((a, b) => b.score - a.score).map((h) => h.id)]));
-  table.push(['text alone', fixed(evaluate(text.ids, judged).ndcg10, 4)]);
-  for (const w of [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4]) table.push([`zscore w${w}`, fixed(evaluate(fused((a, b) => fuseZ(a, b, w)), judged).ndcg10, 4)]);
-  for (const k of [10, 60]) for (const w of [0.1, 0.3, 1]) table.push([`rrf k${k} w${w}`, fixed(evaluate(fused((a, b) => fuseRRF(a, b, w, k)), judged).ndcg10, 4)]);
-  printTable('Tuning on SciFact train (nDCG@10)', ['setting', 'nDCG@10'], table);
+  const measure = (name: string, fuse: Fuse) =>
+    table.push([name, fixed(evaluate(fusedRankings(lists, fuse), judged).ndcg10, 4), fixed(evaluate(fusedRankings(lists, fuse, 'text in random order'), judged).ndcg10, 4)]);
+  measure('text alone', (t) => t);
+  for (const w of [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4]) measure(`zscore w${w}`, (t, v) => fuseZ(t, v, w));
+  for (const k of [10, 60]) for (const w of [0.1, 0.3, 1]) measure(`rrf k${k} w${w}`, (t, v) => fuseRRF(t, v, w, k));
+  for (const k of [5, 10, 20]) for (const w of [0.1, 0.15, 0.2, 0.3, 0.4, 0.5]) measure(`adaptive overlap@${k} max weight ${w}`, adaptive(w, k));
+  printTable('Tuning on SciFact train (nDCG@10; the stress column has a vector list ranking text\'s top 100 at random)', ['setting', 'nDCG@10', 'stressed nDCG@10'], table);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await semanticBench();

@@ -60,7 +60,7 @@ describe('SciFact with the builtin embedder', () => {
     expect(first.mode).toBe('hybrid');
     expect(first.records).toHaveLength(5);
     for (const rec of first.records) {
-      expect(rec.score_kind).toBe('zscore_fusion');
+      expect(rec.score_kind).toBe('adaptive_zscore_fusion');
       expectProvenance(rec);
     }
     const next = await engine.search.run(caller, { cursor: first.next_cursor });

@@ -181,7 +181,7 @@ describe('filtered semantic search', () => {
     for (const r of hybrid.body.records) {
       expect(r.metadata.level).toBe('rare');
       expect(['h7', 'h2']).toContain(r.metadata.host);
-      expect(r.score_kind).toBe('zscore_fusion');
+      expect(r.score_kind).toBe('adaptive_zscore_fusion');
     }
   });
 

@@ -4,7 +4,7 @@ import type { JobQueue } from '../jobs/queue.js';
 import type { StoredRecord } from '../records.js';
 import type { Store } from '../store/db.js';
 import { wordVectors } from './embedders/wordVectors.js';
-import { FUSION, fuseZ, type Scored } from './fusion.js';
+import { FUSION, fuseAdaptive, type Scored } from './fusion.js';
 import { stampFilter } from './stamps.js';
 import { EMBED_JOB } from './embedJob.js';
 import type { VectorIndex } from './vectorIndex.js';
@@ -118,12 +118,9 @@ export class SemanticSearch {
     return hits.sort((a, b) => b.score - a.score).slice(0, o.k);
   }
 
-  /** Text hits and vector hits as one list (scores of the fusion's scale). */
+  /** Text hits and vector hits (best first) as one list, scored on the fusion's scale. */
   fuse(text: Hit[], vector: Hit[]): Hit[] {
-    return fuseZ(
-      [...text].sort((a, b) => b.score - a.score),
-      vector,
-    );
+    return fuseAdaptive([...text].sort((a, b) => b.score - a.score), vector);
   }
 }
 
