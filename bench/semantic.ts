@@ -23,6 +23,7 @@ import { corpus, ingestScifact, qrels, queries, type Query } from './lib/scifact
 import { tempDir } from './lib/svc.js';
 import type { Ranked } from './lib/stress.js';
 import { fixed, printTable } from './lib/table.js';
+import { onnxThroughput } from './lib/onnxThroughput.js';
 
 const secs = (since: number) => (performance.now() - since) / 1000;
 
@@ -65,6 +66,12 @@ async function embeddingThroughput(): Promise<void> {
     ['load binary (s)', fixed(load, 3)],
     ['documents/s', Math.round(docs.length / took)],
     ['MB/s of text', fixed(docs.reduce((n, d) => n + d.length, 0) / 2 ** 20 / took, 1)],
+  ]);
+  const onnx = await onnxThroughput();
+  printTable('onnx embedder on a model built for the bench (tokeniser, worker, pooling: what svc adds around a real encoder)', ['what', 'value'], [
+    ['SciFact documents', onnx.documents],
+    ['seconds', fixed(onnx.seconds, 2)],
+    ['documents/s', Math.round(onnx.docsPerSecond)],
   ]);
 }
 
