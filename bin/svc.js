@@ -1,2 +1,3 @@
 #!/usr/bin/env node
-import '../dist/cli/main.js';
+// the CLI bundled by `npm run build` (scripts/build-cli.mjs): a few files to load, not some 400
+import '../dist/cli/svc.mjs';

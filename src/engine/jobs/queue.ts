@@ -246,19 +246,34 @@ export class JobQueue {
 
   /** Jobs left running by a dead process go back to the queue; jobs waiting for disk space are due at once (space may be back). */
   private async adoptOrphans(): Promise<void> {
+    // most starts find none: a command that only reads then starts no write transaction (lmdb-js's write thread, a sync)
+    if (!this.anyAdoptable()) return;
     await this.store.meta.transaction(() => {
-      for (const tenant of [SYSTEM, ...[...scanPrefix<{ tenant_id: string }>(this.store.meta, keys.tenant(SYSTEM))].map((e) => e.value.tenant_id)]) {
-        for (const { value: job } of scanPrefix<JobState>(this.store.meta, keys.job(tenant))) {
-          const orphan = job.status === 'running' && job.lease_owner !== this.owner;
-          const waiting = job.status === 'pending' && (job.disk_waits ?? 0) > 0;
-          if (!orphan && !waiting) continue;
-          if (waiting) this.store.meta.remove(keys.jobQueue(SYSTEM, Date.parse(job.next_attempt_at!), job.job_id));
-          Object.assign(job, { status: 'pending', lease_owner: null, lease_expires_at: null, next_attempt_at: now(), updated_at: now() });
-          this.store.meta.put(keys.job(tenant, job.job_id), job);
-          this.store.meta.put(keys.jobQueue(SYSTEM, Date.parse(job.next_attempt_at!), job.job_id), tenant);
-        }
+      for (const { tenant, job } of this.everyJob()) {
+        if (!this.adoptable(job)) continue;
+        if (job.status === 'pending') this.store.meta.remove(keys.jobQueue(SYSTEM, Date.parse(job.next_attempt_at!), job.job_id));
+        Object.assign(job, { status: 'pending', lease_owner: null, lease_expires_at: null, next_attempt_at: now(), updated_at: now() });
+        this.store.meta.put(keys.job(tenant, job.job_id), job);
+        this.store.meta.put(keys.jobQueue(SYSTEM, Date.parse(job.next_attempt_at!), job.job_id), tenant);
       }
     });
+  }
+
+  /** Running under a lease another (dead) process held, or pending until disk space came back. */
+  private adoptable(job: JobState): boolean {
+    return (job.status === 'running' && job.lease_owner !== this.owner) || (job.status === 'pending' && (job.disk_waits ?? 0) > 0);
+  }
+
+  private anyAdoptable(): boolean {
+    for (const { job } of this.everyJob()) if (this.adoptable(job)) return true;
+    return false;
+  }
+
+  /** Every job of every tenant (and the system's), with its tenant. */
+  private *everyJob(): Generator<{ tenant: string; job: JobState }> {
+    for (const tenant of [SYSTEM, ...[...scanPrefix<{ tenant_id: string }>(this.store.meta, keys.tenant(SYSTEM))].map((e) => e.value.tenant_id)]) {
+      for (const { value: job } of scanPrefix<JobState>(this.store.meta, keys.job(tenant))) yield { tenant, job };
+    }
   }
 
   /** Stops leasing and waits for the jobs in hand to end. */
