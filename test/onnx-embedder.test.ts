@@ -6,7 +6,7 @@ import { writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
-import { configFromEnv } from '../src/engine/config.js';
+import { checkEmbedder, configFromEnv } from '../src/engine/config.js';
 import { EmbedderUnavailable, normalize } from '../src/engine/vector/embedders/embedder.js';
 import { Embedders } from '../src/engine/vector/embedders/embedders.js';
 import { OnnxModelError, readModelDir } from '../src/engine/vector/embedders/onnx/modelDir.js';
@@ -209,9 +209,10 @@ describe('onnx model errors', () => {
 describe('onnx embedder settings', () => {
   const m = model();
 
-  it('SVC_EMBEDDER=onnx needs SVC_EMBEDDER_MODEL, a model directory that is there; prefixes are read as given', () => {
-    expect(() => configFromEnv({ SVC_EMBEDDER: 'onnx' })).toThrow(/^SVC_EMBEDDER=onnx needs SVC_EMBEDDER_MODEL/);
-    expect(() => configFromEnv({ SVC_EMBEDDER: 'onnx', SVC_EMBEDDER_MODEL: join(root.path, 'gone') })).toThrow(/no such directory/);
+  it('SVC_EMBEDDER=onnx needs SVC_EMBEDDER_MODEL, a model directory that is there (checked for svc serve); prefixes are read as given', () => {
+    expect(() => checkEmbedder(configFromEnv({ SVC_EMBEDDER: 'onnx' }))).toThrow(/^SVC_EMBEDDER=onnx needs SVC_EMBEDDER_MODEL/);
+    expect(() => checkEmbedder(configFromEnv({ SVC_EMBEDDER: 'onnx', SVC_EMBEDDER_MODEL: join(root.path, 'gone') }))).toThrow(/no such directory/);
+    expect(() => checkEmbedder(configFromEnv({ SVC_EMBEDDER: 'onnx', SVC_EMBEDDER_MODEL: m.dir }))).not.toThrow();
     const settings = configFromEnv({ SVC_EMBEDDER: 'onnx', SVC_EMBEDDER_MODEL: m.dir, SVC_EMBEDDER_QUERY_PREFIX: 'query: ', SVC_EMBEDDER_DOCUMENT_PREFIX: 'passage: ' }).semantic.embedder;
     expect(settings).toEqual({ provider: 'onnx', model: m.dir, query_prefix: 'query: ', document_prefix: 'passage: ' });
   });

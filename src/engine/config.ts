@@ -117,10 +117,6 @@ function embedderFromEnv(env: Env): EmbedderSettings {
   const provider = (env.SVC_EMBEDDER || 'builtin') as EmbedderSettings['provider'];
   if (!['builtin', 'openai', 'onnx'].includes(provider)) throw new Error(`SVC_EMBEDDER must be builtin, openai or onnx, not '${provider}'`);
   const model = env.SVC_EMBEDDER_MODEL || undefined;
-  if (provider === 'onnx') {
-    if (!model) throw new Error('SVC_EMBEDDER=onnx needs SVC_EMBEDDER_MODEL: the directory of a sentence-transformers ONNX export');
-    readModelDir(model);
-  }
   return {
     provider,
     url: env.SVC_EMBEDDER_URL || undefined,
@@ -129,6 +125,17 @@ function embedderFromEnv(env: Env): EmbedderSettings {
     query_prefix: env.SVC_EMBEDDER_QUERY_PREFIX || undefined,
     document_prefix: env.SVC_EMBEDDER_DOCUMENT_PREFIX || undefined,
   };
+}
+
+/**
+ * Throws when the server's default embedder is a local model that cannot be read: `svc serve`
+ * checks it at start. A local command does not: it may never embed (listing datasets).
+ */
+export function checkEmbedder(config: EngineConfig): void {
+  const { provider, model } = config.semantic.embedder;
+  if (provider !== 'onnx') return;
+  if (!model) throw new Error('SVC_EMBEDDER=onnx needs SVC_EMBEDDER_MODEL: the directory of a sentence-transformers ONNX export');
+  readModelDir(model);
 }
 
 /** A finite number above 0, else the fallback. */

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { configFromEnv } from '../../engine/config.js';
+import { checkEmbedder, configFromEnv } from '../../engine/config.js';
 import { logProblem } from '../../engine/log.js';
 import { writeServerInfo } from '../../engine/serverInfo.js';
 import { dataDirOf, type GlobalOptions } from '../connect.js';
@@ -27,6 +27,7 @@ export function serveCommand(program: Command): void {
       const publicUrl = process.env.SVC_PUBLIC_URL ? parsePublicUrl(process.env.SVC_PUBLIC_URL) : undefined;
       const rateLimit = rateLimitFromEnv(process.env.SVC_RATE_LIMIT);
       const config = configFromEnv();
+      checkEmbedder(config);
       // a few seconds for a holder on its way out (a restart right after a kill); a live server is not waited for long
       const { Engine } = await import('../../engine/index.js');
       const engine = await Engine.open(dataDir, { lockWaitMs: LOCK_WAIT_MS, background: true, config });

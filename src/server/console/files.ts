@@ -18,11 +18,14 @@ const TYPES: Record<string, string> = {
 // Under vitest the server runs from its TypeScript source; the console is always the built one.
 const BUILT = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../../../dist/console/' : '../../console/', import.meta.url));
 
+/** Each file of a built console folder by name; none when there is no folder. */
+export function readConsoleDir(dir: string): Map<string, Buffer> {
+  if (!existsSync(dir)) return new Map();
+  return new Map(readdirSync(dir, { withFileTypes: true }).filter((e) => e.isFile()).map((e) => [e.name, readFileSync(join(dir, e.name))]));
+}
+
 /** Each file of the built console by name (the single executable lists its own copies instead). */
-let source: () => Map<string, Buffer> = () => {
-  if (!existsSync(BUILT)) return new Map();
-  return new Map(readdirSync(BUILT, { withFileTypes: true }).filter((e) => e.isFile()).map((e) => [e.name, readFileSync(join(BUILT, e.name))]));
-};
+let source: () => Map<string, Buffer> = () => readConsoleDir(BUILT);
 
 export function setConsoleSource(read: () => Map<string, Buffer>): void {
   source = read;
