@@ -28,8 +28,12 @@ export class SegmentWriter {
   private readonly fd: number;
   private readonly tmp: string;
   private postingPairs = 0;
-  private readonly postingStarts: number[] = [0];
-  private readonly terms: string[] = [];
+  // a merge writes millions of terms: typed arrays and byte chunks, not a JS value per term
+  private readonly postingStarts = new Numbers();
+  private readonly termStarts = new Numbers();
+  private termText = Buffer.alloc(1 << 16);
+  private termBytes = 0;
+  private termLength = 0;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
 
@@ -40,7 +44,18 @@ export class SegmentWriter {
 
   /** A term, in sorted order, with its postings per field (docs ascending); a field without any has empty arrays. */
   term(term: string, perField: { docs: ArrayLike<number>; tfs: ArrayLike<number> }[]): void {
-    this.terms.push(term);
+    if (this.termStarts.length === 0) {
+      this.termStarts.push(0);
+      this.postingStarts.push(0);
+    }
+    if (this.termBytes + term.length * 3 > this.termText.length) {
+      const grown = Buffer.alloc(Math.max(this.termText.length * 2, this.termBytes + term.length * 3));
+      this.termText.copy(grown, 0, 0, this.termBytes);
+      this.termText = grown;
+    }
+    this.termBytes += this.termText.write(term, this.termBytes, 'utf8');
+    this.termLength += term.length;
+    this.termStarts.push(this.termLength);
     for (let f = 0; f < this.fieldCount; f++) {
       const { docs, tfs } = perField[f];
       const pairs = new Uint32Array(docs.length * 2);
@@ -57,17 +72,20 @@ export class SegmentWriter {
   finish<M>(seqs: Float64Array, lengths: Uint32Array, fields: string[], meta: M): void {
     try {
       this.flush();
-      let at = 0;
-      const starts = new Uint32Array(this.terms.length + 1);
-      for (let i = 0; i < this.terms.length; i++) starts[i + 1] = at += this.terms[i].length;
+      if (this.termStarts.length === 0) {
+        this.termStarts.push(0);
+        this.postingStarts.push(0);
+      }
+      const text = this.termText.subarray(0, this.termBytes);
       const sections = [
         Buffer.from(seqs.buffer, seqs.byteOffset, seqs.byteLength),
         Buffer.from(lengths.buffer, lengths.byteOffset, lengths.byteLength),
-        Buffer.from(this.terms.join(''), 'utf8'),
-        Buffer.from(starts.buffer),
-        Buffer.from(Uint32Array.from(this.postingStarts).buffer),
+        text,
+        this.termStarts.bytes(),
+        this.postingStarts.bytes(),
       ];
-      const footer: SegmentFooter<M> = { meta, fields, docs: seqs.length, terms: this.terms.length, sections: sections.map((s) => s.length), postingBytes: this.postingPairs * 8 };
+      const terms = this.termStarts.length - 1;
+      const footer: SegmentFooter<M> = { meta, fields, docs: seqs.length, terms, sections: sections.map((s) => s.length), postingBytes: this.postingPairs * 8 };
       const json = Buffer.from(JSON.stringify(footer), 'utf8');
       const tail = Buffer.alloc(12);
       tail.writeUInt32LE(json.length, 0);
@@ -103,6 +121,25 @@ export class SegmentWriter {
     writeSync(this.fd, Buffer.concat(this.pending));
     this.pending = [];
     this.pendingBytes = 0;
+  }
+}
+
+/** A growing list of u32. */
+class Numbers {
+  private data = new Uint32Array(1024);
+  length = 0;
+
+  push(n: number): void {
+    if (this.length === this.data.length) {
+      const grown = new Uint32Array(this.data.length * 2);
+      grown.set(this.data);
+      this.data = grown;
+    }
+    this.data[this.length++] = n;
+  }
+
+  bytes(): Buffer {
+    return Buffer.from(this.data.buffer, 0, this.length * 4);
   }
 }
 
