@@ -162,7 +162,10 @@ parentPort!.on('message', ({ id, req }: { id: number; req: TextRequest }) => {
   } catch (err) {
     // the store is the truth: an index that failed to change is dropped, and rebuilt from it on next use;
     // one whose snapshot could not be written (a full disk) is whole, and stays as it is, changed
-    if ('target' in req && req.op !== 'search' && req.op !== 'snapshot') open.delete(keyOf(req.target.t, req.target.d));
+    if ('target' in req && req.op !== 'search' && req.op !== 'snapshot') {
+      open.get(keyOf(req.target.t, req.target.d))?.index.close();
+      open.delete(keyOf(req.target.t, req.target.d));
+    }
     const code = (err as NodeJS.ErrnoException).code;
     parentPort!.postMessage({ id, error: (err as Error).message, code, ...(err instanceof ScoringTimeout && { timeout: true as const }) } satisfies TextReply);
   }
