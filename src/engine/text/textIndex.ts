@@ -93,7 +93,8 @@ export class TextIndex {
     if (manifest?.config === this.configHash && this.openSegments(manifest)) {
       this.base = this.seq = manifest.sealed;
       this.nextFile = manifest.next;
-    } else {
+    } else if (manifest) {
+      // segments of another configuration, or damaged: rebuilt from the store
       rmSync(manifestPath(this.snapshotPath), { force: true });
       this.dirty = true;
     }
