@@ -215,10 +215,11 @@ export class Search {
         // no text: every record, newest first; the free terms of q (if any) give it a score
         const score = found ? scoreLookup(found.seqs, found.scores) : () => 0;
         const range = { start: [t, d, cutoff], end: [t, d, 0], reverse: true };
-        if (!needRecord && !found && !textSorter && !at.replay && cutoff === this.datasets.state(t, d).seq) {
+        const state = this.datasets.state(t, d);
+        if (!needRecord && !found && !textSorter && !at.replay && cutoff === state.seq) {
           // newest first with nothing to test or score: the newest `depth` keys, and the dataset's count
           for (const key of this.store.records.getKeys({ ...range, limit: depth })) top.push({ ds, seq: key[2] as number, score: 0 });
-          total += this.datasets.state(t, d).record_count;
+          total += state.record_count;
           continue;
         }
         if (!needRecord) {

@@ -2,16 +2,7 @@ import MiniSearch, { type Options } from 'minisearch';
 import type { SegmentView } from './bm25.js';
 import type { TextRecord } from './protocol.js';
 import { SegmentWriter } from './segmentFile.js';
-
-interface Internals {
-  _index: Map<string, Map<number, Map<number, number>>> & { has(term: string): boolean };
-  _documentCount: number;
-  _documentIds: Map<number, unknown>;
-  _idToShortId: Map<unknown, number>;
-  _fieldLength: Map<number, number[]>;
-  _nextId: number;
-  _dirtCount: number;
-}
+import type { Internals } from './snapshot.js';
 
 /** The part of the fuzzy and prefix lookups MiniSearch's term tree offers. */
 export interface TermTree {

@@ -15,7 +15,8 @@ import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, write
  */
 const MAGIC = 'SVCTXT02';
 
-interface Internals {
+/** MiniSearch's own members that svc reads and writes (snapshots, the in-memory segment). */
+export interface Internals {
   _index: Map<string, Map<number, Map<number, number>>> & { set(term: string, data: Map<number, Map<number, number>>): void };
   _documentCount: number;
   _nextId: number;
