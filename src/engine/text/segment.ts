@@ -1,7 +1,7 @@
 import { closeSync, rmSync } from 'node:fs';
 import type { SegmentView } from './bm25.js';
-import { openSegmentFile, readPostings, type SegmentContents } from './segmentFile.js';
-import { PostingsCache } from './postingsCache.js';
+import { LruCache } from './lruCache.js';
+import { openSegmentFile, readPostings, readTermBlock, TERM_BLOCK, type SegmentContents, type TermBlock } from './segmentFile.js';
 import { SortedTerms } from './sortedTerms.js';
 
 /** What a sealed segment says of itself. */
@@ -10,12 +10,12 @@ export interface SegmentMeta {
   replaces: number[];
 }
 
-const POSTINGS_BUDGET = 64 * 2 ** 20;
-const cache = new PostingsCache(POSTINGS_BUDGET);
+const postingsCache = new LruCache<Uint32Array>(64 * 2 ** 20);
+const blockCache = new LruCache<TermBlock>(16 * 2 ** 20);
 let opened = 0;
 
 /**
- * A sealed, read-only part of a text index: its seqs, field lengths and terms in memory, its
+ * A sealed, read-only part of a text index: its seqs and field lengths in memory, its terms and
  * postings in the file, read when a search needs them. Records removed since it was written are
  * tombstones here, applied at search time and dropped when it is merged.
  */
@@ -30,11 +30,13 @@ export class Segment implements SegmentView {
   private readonly uid = `${++opened}:`;
   private fd: number;
   private readonly c: SegmentContents<SegmentMeta>;
+  /** the block read last: a merge or a fuzzy walk reads the terms in order */
+  private recent: { b: number; block: TermBlock } | null = null;
 
   private constructor(readonly path: string, fd: number, contents: SegmentContents<SegmentMeta>) {
     this.fd = fd;
     this.c = contents;
-    this.terms = new SortedTerms(contents.terms, contents.termStarts);
+    this.terms = new SortedTerms(contents.footer.terms, contents.firsts, (b) => this.block(b));
     this.fields = contents.footer.fields;
     this.meta = contents.footer.meta;
     this.docs = contents.seqs.length;
@@ -88,12 +90,21 @@ export class Segment implements SegmentView {
 
   /** `cached` false: a merge reads every list once, and would only push the searches' lists out. */
   postingsAt(t: number, field: number, cached = true): Uint32Array {
-    const k = t * this.fields.length + field;
-    const start = this.c.postingStarts[k];
-    const pairs = this.c.postingStarts[k + 1] - start;
+    const starts = this.block(Math.floor(t / TERM_BLOCK), cached).postingStarts;
+    const k = (t % TERM_BLOCK) * this.fields.length + field;
+    const start = starts[k];
+    const pairs = starts[k + 1] - start;
     if (pairs === 0) return EMPTY;
     const read = () => readPostings(this.fd, start, pairs);
-    return cached ? cache.get(this.uid + k, read) : read();
+    return cached ? postingsCache.get(`${this.uid}${t}:${field}`, read) : read();
+  }
+
+  private block(b: number, cached = true): TermBlock {
+    if (this.recent?.b === b) return this.recent.block;
+    const read = () => readTermBlock(this.fd, this.c, b);
+    const block = cached ? blockCache.get(`${this.uid}${b}`, read) : read();
+    this.recent = { b, block };
+    return block;
   }
 
   /** The position of `seq`, or -1. */
@@ -125,7 +136,9 @@ export class Segment implements SegmentView {
   }
 
   close(): void {
-    cache.drop(this.uid);
+    postingsCache.drop(this.uid);
+    blockCache.drop(this.uid);
+    this.recent = null;
     if (this.fd >= 0) closeSync(this.fd);
     this.fd = -1;
   }

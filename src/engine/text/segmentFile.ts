@@ -5,13 +5,17 @@ import { closeSync, fstatSync, fsyncSync, openSync, readSync, renameSync, rmSync
  * it knows the rest; the footer at the end says where every section is:
  *
  *   postings (doc, tf) u32 pairs | seqs f64[n] | field lengths u32[n × fields]
- *   | terms (UTF-8, sorted, concatenated) | term starts u32[terms + 1] (UTF-16 units)
- *   | posting starts u32[terms × fields + 1] | footer (JSON) | u32 footer length | "SVCSEG01"
+ *   | terms (UTF-8, sorted, concatenated) | term starts u32[terms + 1] (bytes)
+ *   | posting starts u32[terms × fields + 1] | first term of each block (UTF-8) | their starts u32[blocks + 1]
+ *   | footer (JSON) | u32 footer length | "SVCSEG02"
  *
  * A term's postings for field f are the pairs from posting start [term × fields + f] to the next one;
- * docs are positions in the seq array, ascending.
+ * docs are positions in the seq array, ascending. Terms are read in blocks of `TERM_BLOCK`: only
+ * each block's first term stays in memory, so a dictionary of millions of ids costs little heap.
  */
-const MAGIC = 'SVCSEG01';
+const MAGIC = 'SVCSEG02';
+/** Terms per block of the dictionary. */
+export const TERM_BLOCK = 64;
 
 export interface SegmentFooter<M = unknown> {
   meta: M;
@@ -33,7 +37,7 @@ export class SegmentWriter {
   private readonly termStarts = new Numbers();
   private termText = Buffer.alloc(1 << 16);
   private termBytes = 0;
-  private termLength = 0;
+  private readonly firsts: string[] = [];
   private pending: Buffer[] = [];
   private pendingBytes = 0;
 
@@ -53,9 +57,9 @@ export class SegmentWriter {
       this.termText.copy(grown, 0, 0, this.termBytes);
       this.termText = grown;
     }
+    if ((this.termStarts.length - 1) % TERM_BLOCK === 0) this.firsts.push(term);
     this.termBytes += this.termText.write(term, this.termBytes, 'utf8');
-    this.termLength += term.length;
-    this.termStarts.push(this.termLength);
+    this.termStarts.push(this.termBytes);
     for (let f = 0; f < this.fieldCount; f++) {
       const { docs, tfs } = perField[f];
       const pairs = new Uint32Array(docs.length * 2);
@@ -77,12 +81,17 @@ export class SegmentWriter {
         this.postingStarts.push(0);
       }
       const text = this.termText.subarray(0, this.termBytes);
+      const firsts = this.firsts.map((t) => Buffer.from(t, 'utf8'));
+      const firstStarts = new Uint32Array(firsts.length + 1);
+      firsts.forEach((b, k) => (firstStarts[k + 1] = firstStarts[k] + b.length));
       const sections = [
         Buffer.from(seqs.buffer, seqs.byteOffset, seqs.byteLength),
         Buffer.from(lengths.buffer, lengths.byteOffset, lengths.byteLength),
         text,
         this.termStarts.bytes(),
         this.postingStarts.bytes(),
+        Buffer.concat(firsts),
+        Buffer.from(firstStarts.buffer),
       ];
       const terms = this.termStarts.length - 1;
       const footer: SegmentFooter<M> = { meta, fields, docs: seqs.length, terms, sections: sections.map((s) => s.length), postingBytes: this.postingPairs * 8 };
@@ -143,17 +152,26 @@ class Numbers {
   }
 }
 
-/** What a segment keeps in memory: everything but the postings, which stay in the file. */
+/** What a segment keeps in memory: seqs, field lengths and each term block's first term; the rest stays in the file. */
 export interface SegmentContents<M = unknown> {
   footer: SegmentFooter<M>;
   seqs: Float64Array;
   lengths: Uint32Array;
-  terms: string;
-  termStarts: Uint32Array;
-  postingStarts: Uint32Array;
+  /** the first term of each block of `TERM_BLOCK` terms */
+  firsts: string[];
+  /** file offsets of the terms, term starts and posting starts sections */
+  at: { terms: number; termStarts: number; postingStarts: number };
 }
 
-/** Opens a segment file: answers its descriptor (kept open for the postings) and its contents. */
+/** A block of the term dictionary: its terms and their posting starts (one more than terms × fields). */
+export interface TermBlock {
+  terms: string[];
+  postingStarts: Uint32Array;
+  /** about what it holds in the heap */
+  byteLength: number;
+}
+
+/** Opens a segment file: answers its descriptor (kept open for terms and postings) and its contents. */
 export function openSegmentFile<M>(path: string): { fd: number; contents: SegmentContents<M> } {
   const fd = openSync(path, 'r');
   try {
@@ -164,35 +182,45 @@ export function openSegmentFile<M>(path: string): { fd: number; contents: Segmen
     const json = Buffer.alloc(jsonLength);
     readSync(fd, json, 0, jsonLength, size - 12 - jsonLength);
     const footer = JSON.parse(json.toString('utf8')) as SegmentFooter<M>;
-    let at = footer.postingBytes;
-    const section = (k: number): ArrayBuffer => {
-      const bytes = new Uint8Array(footer.sections[k]);
-      if (readSync(fd, bytes, 0, bytes.length, at) !== bytes.length) throw new Error(`${path} is truncated`);
-      at += bytes.length;
-      return bytes.buffer;
-    };
-    const seqs = new Float64Array(section(0));
-    const lengths = new Uint32Array(section(1));
-    const terms = Buffer.from(section(2)).toString('utf8');
-    const termStarts = new Uint32Array(section(3));
-    const postingStarts = new Uint32Array(section(4));
-    if (at + jsonLength + 12 !== size) throw new Error(`${path} is damaged`);
-    return { fd, contents: { footer, seqs, lengths, terms, termStarts, postingStarts } };
+    const starts = [footer.postingBytes];
+    for (const length of footer.sections) starts.push(starts[starts.length - 1] + length);
+    if (starts[starts.length - 1] + jsonLength + 12 !== size) throw new Error(`${path} is damaged`);
+    const section = (k: number): ArrayBuffer => readBytes(fd, starts[k], footer.sections[k]);
+    const firstText = Buffer.from(section(5));
+    const firstStarts = new Uint32Array(section(6));
+    const firsts = Array.from({ length: firstStarts.length - 1 }, (_, k) => firstText.toString('utf8', firstStarts[k], firstStarts[k + 1]));
+    const contents = { footer, seqs: new Float64Array(section(0)), lengths: new Uint32Array(section(1)), firsts, at: { terms: starts[2], termStarts: starts[3], postingStarts: starts[4] } };
+    return { fd, contents };
   } catch (err) {
     closeSync(fd);
     throw err;
   }
 }
 
+/** Reads block `b` of the term dictionary. */
+export function readTermBlock(fd: number, c: SegmentContents, b: number): TermBlock {
+  const fields = c.footer.fields.length;
+  const from = b * TERM_BLOCK;
+  const count = Math.min(TERM_BLOCK, c.footer.terms - from);
+  const starts = new Uint32Array(readBytes(fd, c.at.termStarts + from * 4, (count + 1) * 4));
+  const text = Buffer.from(readBytes(fd, c.at.terms + starts[0], starts[count] - starts[0]));
+  const terms = Array.from({ length: count }, (_, k) => text.toString('utf8', starts[k] - starts[0], starts[k + 1] - starts[0]));
+  const postingStarts = new Uint32Array(readBytes(fd, c.at.postingStarts + from * fields * 4, (count * fields + 1) * 4));
+  return { terms, postingStarts, byteLength: 2 * text.length + 32 * count + postingStarts.byteLength };
+}
+
 /** Reads `pairs` (doc, tf) pairs starting at pair `start` of the postings. */
 export function readPostings(fd: number, start: number, pairs: number): Uint32Array {
-  const out = new Uint32Array(pairs * 2);
-  const bytes = new Uint8Array(out.buffer);
+  return new Uint32Array(readBytes(fd, start * 8, pairs * 8));
+}
+
+function readBytes(fd: number, position: number, length: number): ArrayBuffer {
+  const bytes = new Uint8Array(length);
   let done = 0;
-  while (done < bytes.length) {
-    const n = readSync(fd, bytes, done, bytes.length - done, start * 8 + done);
+  while (done < length) {
+    const n = readSync(fd, bytes, done, length - done, position + done);
     if (n === 0) throw new Error('a text segment is truncated');
     done += n;
   }
-  return out;
+  return bytes.buffer;
 }

@@ -1,28 +1,41 @@
+import { TERM_BLOCK } from './segmentFile.js';
+
 /**
- * A segment's terms: one string of every term in sorted order and where each starts. One string
- * instead of one per term keeps a dictionary of millions of terms (a log's ids) small in the heap.
+ * A sealed segment's terms in sorted order, read a block at a time: only each block's first term
+ * stays in memory, so a dictionary of millions of terms (a log's ids) costs little heap.
  */
 export class SortedTerms {
-  constructor(private readonly text: string, private readonly starts: Uint32Array) {}
-
-  get size(): number {
-    return this.starts.length - 1;
-  }
+  constructor(
+    readonly size: number,
+    private readonly firsts: string[],
+    private readonly block: (b: number) => { terms: string[] },
+  ) {}
 
   at(i: number): string {
-    return this.text.slice(this.starts[i], this.starts[i + 1]);
+    return this.block(Math.floor(i / TERM_BLOCK)).terms[i % TERM_BLOCK];
   }
 
   /** The first position whose term is ≥ `term`. */
   lowerBound(term: string): number {
+    // the last block whose first term is ≤ `term`: the position is in it, or is the next block's first
     let lo = 0;
-    let hi = this.size;
+    let hi = this.firsts.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.at(mid) < term) lo = mid + 1;
+      if (this.firsts[mid] <= term) lo = mid + 1;
       else hi = mid;
     }
-    return lo;
+    if (lo === 0) return 0;
+    const b = lo - 1;
+    const terms = this.block(b).terms;
+    let k = 0;
+    let end = terms.length;
+    while (k < end) {
+      const mid = (k + end) >>> 1;
+      if (terms[mid] < term) k = mid + 1;
+      else end = mid;
+    }
+    return b * TERM_BLOCK + k;
   }
 
   indexOf(term: string): number {
@@ -45,22 +58,19 @@ export class SortedTerms {
    * the one before, and a prefix that can no longer come within `max` skips every term under it.
    */
   fuzzy(query: string, max: number): Map<string, number> {
-    const { text, starts } = this;
     const found = new Map<string, number>();
     const m = query.length;
     const rows: Int32Array[] = [Int32Array.from({ length: m + 1 }, (_, j) => j)]; // rows[k]: after k letters of the term
     let valid = 1; // rows[0..valid) hold the prefix of the term before
-    let prevAt = 0;
-    let prevLength = 0;
+    let prev = '';
     let i = 0;
     while (i < this.size) {
-      const at = starts[i];
-      const length = starts[i + 1] - at;
+      const term = this.at(i);
       let shared = 0;
-      while (shared < prevLength && shared < length && text.charCodeAt(prevAt + shared) === text.charCodeAt(at + shared)) shared++;
+      while (shared < prev.length && shared < term.length && prev.charCodeAt(shared) === term.charCodeAt(shared)) shared++;
       valid = Math.min(valid, shared + 1);
       let skipTo = -1;
-      for (let k = valid - 1; k < length; k++) {
+      for (let k = valid - 1; k < term.length; k++) {
         const above = rows[k];
         const row = (rows[k + 1] ??= new Int32Array(m + 1));
         // only cells within `max` of the diagonal can end within `max`: the rest count as max + 1
@@ -69,7 +79,7 @@ export class SortedTerms {
         row[0] = k + 1;
         if (from > 1) row[from - 1] = max + 1;
         let least = from === 1 ? row[0] : max + 1;
-        const letter = text.charCodeAt(at + k);
+        const letter = term.charCodeAt(k);
         for (let j = from; j <= to; j++) {
           const up = j <= k + max ? above[j] : max + 1;
           const v = Math.min(up + 1, row[j - 1] + 1, above[j - 1] + (query.charCodeAt(j - 1) === letter ? 0 : 1), max + 1);
@@ -79,38 +89,41 @@ export class SortedTerms {
         if (to < m) row[to + 1] = max + 1;
         valid = k + 2;
         if (least > max) {
-          skipTo = this.pastPrefix(i, k + 1);
+          skipTo = this.pastPrefix(i, term.slice(0, k + 1));
           break;
         }
       }
-      prevAt = at;
-      prevLength = length;
+      prev = term;
       if (skipTo >= 0) {
         i = skipTo;
         continue;
       }
-      if (Math.abs(length - m) <= max && rows[length][m] <= max) found.set(this.at(i), rows[length][m]);
+      if (Math.abs(term.length - m) <= max && rows[term.length][m] <= max) found.set(term, rows[term.length][m]);
       i++;
     }
     return found;
   }
 
-  /** The first position after `i` whose term does not begin with the first `n` letters of term `i`. */
-  private pastPrefix(i: number, n: number): number {
-    const { text, starts } = this;
-    const at = starts[i];
-    const begins = (j: number) => {
-      if (starts[j + 1] - starts[j] < n) return false;
-      for (let c = 0; c < n; c++) if (text.charCodeAt(starts[j] + c) !== text.charCodeAt(at + c)) return false;
-      return true;
-    };
-    let lo = i + 1;
-    let hi = this.size;
+  /** The first position after `i` whose term does not begin with `prefix` (which term `i` begins with). */
+  private pastPrefix(i: number, prefix: string): number {
+    // the last block whose first term begins with `prefix` (or i's own) holds the end: one block read
+    const own = Math.floor(i / TERM_BLOCK);
+    let lo = own + 1;
+    let hi = this.firsts.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (begins(mid)) lo = mid + 1;
+      if (this.firsts[mid].startsWith(prefix)) lo = mid + 1;
       else hi = mid;
     }
-    return lo;
+    const b = lo - 1;
+    const terms = this.block(b).terms;
+    let k = b === own ? (i % TERM_BLOCK) + 1 : 0;
+    let end = terms.length;
+    while (k < end) {
+      const mid = (k + end) >>> 1;
+      if (terms[mid].startsWith(prefix)) k = mid + 1;
+      else end = mid;
+    }
+    return b * TERM_BLOCK + k;
   }
 }

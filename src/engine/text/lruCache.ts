@@ -1,14 +1,15 @@
 /**
- * Postings read from sealed segments, kept while they fit a byte budget: the least recently used
- * go first. A search of common words reads them once, not on every search.
+ * What sealed segments read from their files (postings, term blocks), kept while it fits a byte
+ * budget: the least recently used goes first. A search of common words reads them once, not on
+ * every search.
  */
-export class PostingsCache {
-  private readonly entries = new Map<string, Uint32Array>();
+export class LruCache<V extends { byteLength: number }> {
+  private readonly entries = new Map<string, V>();
   private bytes = 0;
 
   constructor(private readonly budget: number) {}
 
-  get(key: string, read: () => Uint32Array): Uint32Array {
+  get(key: string, read: () => V): V {
     const found = this.entries.get(key);
     if (found) {
       this.entries.delete(key); // to the back: most recently used
@@ -16,7 +17,7 @@ export class PostingsCache {
       return found;
     }
     const value = read();
-    if (value.byteLength > this.budget / 4) return value; // one huge list would push everything else out
+    if (value.byteLength > this.budget / 4) return value; // one huge value would push everything else out
     this.entries.set(key, value);
     this.bytes += value.byteLength;
     for (const [k, v] of this.entries) {
@@ -27,7 +28,7 @@ export class PostingsCache {
     return value;
   }
 
-  /** Forgets a segment's postings (it was merged away or closed). */
+  /** Forgets what a segment read (it was merged away or closed). */
   drop(prefix: string): void {
     for (const [k, v] of this.entries) {
       if (k.startsWith(prefix)) {
