@@ -87,18 +87,19 @@ export class LiveSegment implements SegmentView {
     try {
       for (const term of [...this.m._index.keys()].sort()) {
         const fieldsOf = this.m._index.get(term)!;
-        const perField = [];
+        const perField: Uint32Array[] = [];
         let any = false;
         for (let f = 0; f < this.fieldCount; f++) {
-          const docs: number[] = [];
-          const tfs: number[] = [];
-          for (const [doc, tf] of fieldsOf.get(f) ?? []) {
+          const docs = fieldsOf.get(f);
+          const pairs = new Uint32Array((docs?.size ?? 0) * 2);
+          let n = 0;
+          for (const [doc, tf] of docs ?? []) {
             if (position[doc] < 0) continue;
-            docs.push(position[doc]);
-            tfs.push(tf);
+            pairs[n++] = position[doc];
+            pairs[n++] = tf;
           }
-          any ||= docs.length > 0;
-          perField.push({ docs, tfs });
+          any ||= n > 0;
+          perField.push(pairs.subarray(0, n));
         }
         if (any) writer.term(term, perField);
       }

@@ -1,7 +1,7 @@
 import { closeSync, rmSync } from 'node:fs';
 import type { SegmentView } from './bm25.js';
 import { LruCache } from './lruCache.js';
-import { openSegmentFile, readPostings, readTermBlock, TERM_BLOCK, type SegmentContents, type TermBlock } from './segmentFile.js';
+import { openSegmentFile, readPostings, readTermBlock, SequentialPostings, TERM_BLOCK, type SegmentContents, type TermBlock } from './segmentFile.js';
 import { SortedTerms } from './sortedTerms.js';
 
 /** What a sealed segment says of itself. */
@@ -36,7 +36,7 @@ export class Segment implements SegmentView {
   private constructor(readonly path: string, fd: number, contents: SegmentContents<SegmentMeta>) {
     this.fd = fd;
     this.c = contents;
-    this.terms = new SortedTerms(contents.footer.terms, contents.firsts, (b) => this.block(b));
+    this.terms = new SortedTerms(contents.footer.terms, contents.firsts, (b, cached) => this.block(b, cached));
     this.fields = contents.footer.fields;
     this.meta = contents.footer.meta;
     this.docs = contents.seqs.length;
@@ -88,15 +88,24 @@ export class Segment implements SegmentView {
     return t < 0 ? EMPTY : this.postingsAt(t, field);
   }
 
-  /** `cached` false: a merge reads every list once, and would only push the searches' lists out. */
-  postingsAt(t: number, field: number, cached = true): Uint32Array {
+  private postingsAt(t: number, field: number): Uint32Array {
+    const { start, pairs } = this.postingRange(t, field, true);
+    return pairs === 0 ? EMPTY : postingsCache.get(`${this.uid}${t}:${field}`, () => readPostings(this.fd, start, pairs));
+  }
+
+  /** Postings read in term order, outside the caches (a merge reads every list once: it would only push the searches' out). */
+  inOrder(): (t: number, field: number) => Uint32Array {
+    const reader = new SequentialPostings(this.fd);
+    return (t, field) => {
+      const { start, pairs } = this.postingRange(t, field, false);
+      return pairs === 0 ? EMPTY : reader.read(start, pairs);
+    };
+  }
+
+  private postingRange(t: number, field: number, cached: boolean): { start: number; pairs: number } {
     const starts = this.block(Math.floor(t / TERM_BLOCK), cached).postingStarts;
     const k = (t % TERM_BLOCK) * this.fields.length + field;
-    const start = starts[k];
-    const pairs = starts[k + 1] - start;
-    if (pairs === 0) return EMPTY;
-    const read = () => readPostings(this.fd, start, pairs);
-    return cached ? postingsCache.get(`${this.uid}${t}:${field}`, read) : read();
+    return { start: starts[k], pairs: starts[k + 1] - starts[k] };
   }
 
   private block(b: number, cached = true): TermBlock {

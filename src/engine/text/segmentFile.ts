@@ -46,8 +46,8 @@ export class SegmentWriter {
     this.fd = openSync(this.tmp, 'w');
   }
 
-  /** A term, in sorted order, with its postings per field (docs ascending); a field without any has empty arrays. */
-  term(term: string, perField: { docs: ArrayLike<number>; tfs: ArrayLike<number> }[]): void {
+  /** A term, in sorted order, with its postings per field: (doc, tf) pairs, docs ascending (empty for a field without any). */
+  term(term: string, perField: Uint32Array[]): void {
     if (this.termStarts.length === 0) {
       this.termStarts.push(0);
       this.postingStarts.push(0);
@@ -61,15 +61,10 @@ export class SegmentWriter {
     this.termBytes += this.termText.write(term, this.termBytes, 'utf8');
     this.termStarts.push(this.termBytes);
     for (let f = 0; f < this.fieldCount; f++) {
-      const { docs, tfs } = perField[f];
-      const pairs = new Uint32Array(docs.length * 2);
-      for (let i = 0; i < docs.length; i++) {
-        pairs[2 * i] = docs[i];
-        pairs[2 * i + 1] = tfs[i];
-      }
-      this.postingPairs += docs.length;
+      const pairs = perField[f];
+      this.postingPairs += pairs.length / 2;
       this.postingStarts.push(this.postingPairs);
-      if (pairs.length > 0) this.push(Buffer.from(pairs.buffer));
+      if (pairs.length > 0) this.push(Buffer.from(pairs.buffer, pairs.byteOffset, pairs.byteLength));
     }
   }
 
@@ -214,13 +209,46 @@ export function readPostings(fd: number, start: number, pairs: number): Uint32Ar
   return new Uint32Array(readBytes(fd, start * 8, pairs * 8));
 }
 
-function readBytes(fd: number, position: number, length: number): ArrayBuffer {
+/** How much a sequential reader reads at once. */
+const WINDOW = 1 << 20;
+
+/**
+ * Reads postings in file order through a window of a megabyte: a merge walks every list once, in
+ * order, and one read per list (millions of ids, each a list of one) would be a system call each.
+ */
+export class SequentialPostings {
+  private window: Uint8Array = new Uint8Array(0);
+  private from = 0;
+
+  constructor(private readonly fd: number) {}
+
+  /** `pairs` (doc, tf) pairs starting at pair `start`: a copy the caller may change. */
+  read(start: number, pairs: number): Uint32Array {
+    const a = start * 8;
+    const b = a + pairs * 8;
+    if (a < this.from || b > this.from + this.window.length) {
+      this.window = readUpTo(this.fd, a, Math.max(WINDOW, b - a));
+      this.from = a;
+      if (this.window.length < b - a) throw new Error('a text segment is truncated');
+    }
+    return new Uint32Array(this.window.slice(a - this.from, b - this.from).buffer);
+  }
+}
+
+/** Up to `length` bytes from `position`: fewer at the end of the file. */
+function readUpTo(fd: number, position: number, length: number): Uint8Array {
   const bytes = new Uint8Array(length);
   let done = 0;
   while (done < length) {
     const n = readSync(fd, bytes, done, length - done, position + done);
-    if (n === 0) throw new Error('a text segment is truncated');
+    if (n === 0) break;
     done += n;
   }
-  return bytes.buffer;
+  return done === length ? bytes : bytes.subarray(0, done);
+}
+
+function readBytes(fd: number, position: number, length: number): ArrayBuffer {
+  const bytes = readUpTo(fd, position, length);
+  if (bytes.length < length) throw new Error('a text segment is truncated');
+  return bytes.buffer as ArrayBuffer;
 }

@@ -11,6 +11,7 @@ export class SegmentMerge {
   private readonly writer: SegmentWriter;
   private readonly positions: Int32Array[];
   private readonly cursors: number[];
+  private readonly readers: ((t: number, field: number) => Uint32Array)[];
   private readonly seqs: Float64Array;
   private readonly lengths: Uint32Array;
   private readonly fieldCount: number;
@@ -34,6 +35,7 @@ export class SegmentMerge {
       return position;
     });
     this.cursors = sources.map(() => 0);
+    this.readers = sources.map((s) => s.inOrder());
     this.writer = new SegmentWriter(path, this.fieldCount);
   }
 
@@ -44,7 +46,7 @@ export class SegmentMerge {
       let least: string | null = null;
       this.sources.forEach((s, k) => {
         if (this.cursors[k] < s.terms.size) {
-          const term = s.terms.at(this.cursors[k]);
+          const term = s.terms.at(this.cursors[k], false);
           if (least === null || term < least) least = term;
         }
       });
@@ -62,22 +64,31 @@ export class SegmentMerge {
   }
 
   private mergeTerm(term: string): void {
-    const perField = Array.from({ length: this.fieldCount }, () => ({ docs: [] as number[], tfs: [] as number[] }));
-    let any = false;
+    const holders: number[] = [];
     this.sources.forEach((s, k) => {
-      if (this.cursors[k] >= s.terms.size || s.terms.at(this.cursors[k]) !== term) return;
-      const t = this.cursors[k]++;
-      for (let f = 0; f < this.fieldCount; f++) {
-        const pairs = s.postingsAt(t, f, false);
-        for (let i = 0; i < pairs.length; i += 2) {
-          const at = this.positions[k][pairs[i]];
-          if (at < 0) continue;
-          perField[f].docs.push(at);
-          perField[f].tfs.push(pairs[i + 1]);
-          any = true;
-        }
-      }
+      if (this.cursors[k] < s.terms.size && s.terms.at(this.cursors[k], false) === term) holders.push(k);
     });
+    let any = false;
+    const perField: Uint32Array[] = [];
+    for (let f = 0; f < this.fieldCount; f++) {
+      const lists = holders.map((k) => this.readers[k](this.cursors[k], f));
+      // sources are neighbours in seq order, so their lists one after another keep docs ascending
+      const out = new Uint32Array(lists.reduce((n, l) => n + l.length, 0));
+      let n = 0;
+      holders.forEach((k, h) => {
+        const pairs = lists[h];
+        const position = this.positions[k];
+        for (let i = 0; i < pairs.length; i += 2) {
+          const at = position[pairs[i]];
+          if (at < 0) continue;
+          out[n++] = at;
+          out[n++] = pairs[i + 1];
+        }
+      });
+      perField.push(out.subarray(0, n));
+      any ||= n > 0;
+    }
+    for (const k of holders) this.cursors[k]++;
     if (any) this.writer.term(term, perField);
   }
 }

@@ -8,11 +8,12 @@ export class SortedTerms {
   constructor(
     readonly size: number,
     private readonly firsts: string[],
-    private readonly block: (b: number) => { terms: string[] },
+    private readonly block: (b: number, cached?: boolean) => { terms: string[] },
   ) {}
 
-  at(i: number): string {
-    return this.block(Math.floor(i / TERM_BLOCK)).terms[i % TERM_BLOCK];
+  /** `cached` false: a merge reads every block once, and would only push the searches' blocks out. */
+  at(i: number, cached = true): string {
+    return this.block(Math.floor(i / TERM_BLOCK), cached).terms[i % TERM_BLOCK];
   }
 
   /** The first position whose term is ≥ `term`. */

@@ -17,8 +17,8 @@ function levenshtein(a: string, b: string): number {
   return row[b.length];
 }
 
-/** A sealed segment's dictionary, read block by block from its file, against the sorted list it was written from. */
-describe('sorted terms of a sealed segment', () => {
+/** A sealed segment's file: its dictionary read block by block against the sorted list it was written from, and its postings. */
+describe('a sealed segment file', () => {
   let dir: string;
   let segment: Segment;
   let terms: string[];
@@ -35,7 +35,7 @@ describe('sorted terms of a sealed segment', () => {
     terms = [...vocabulary].sort();
     const writer = new SegmentWriter(join(dir, 'seg-1'), 2);
     // term i is in doc i % 7 of field 0 (tf i % 5 + 1), and in no doc of field 1
-    terms.forEach((term, i) => writer.term(term, [{ docs: [i % 7], tfs: [(i % 5) + 1] }, { docs: [], tfs: [] }]));
+    terms.forEach((term, i) => writer.term(term, [Uint32Array.of(i % 7, (i % 5) + 1), new Uint32Array(0)]));
     writer.finish(Float64Array.from({ length: 7 }, (_, i) => i + 1), new Uint32Array(14).fill(3), ['title', 'body'], { replaces: [] });
     segment = Segment.open(join(dir, 'seg-1'));
   });
@@ -66,6 +66,30 @@ describe('sorted terms of a sealed segment', () => {
     for (const probe of probes) {
       const expected = terms.findIndex((t) => t >= probe);
       expect(segment.terms.lowerBound(probe), probe).toBe(expected < 0 ? terms.length : expected);
+    }
+  });
+
+  it('reads postings in term order through its window as a search reads them one list at a time', () => {
+    const path = join(dir, 'seg-2');
+    const writer = new SegmentWriter(path, 1);
+    const lists: Uint32Array[] = [];
+    // 3,000 lists of up to 600 pairs, one of 200,000 (1.6 MB, more than the window): about 8 MB in all
+    for (let t = 0; t < 3000; t++) {
+      const pairs = t === 1234 ? 200_000 : (t * 7919) % 600;
+      const list = new Uint32Array(pairs * 2);
+      for (let i = 0; i < pairs; i++) list.set([i, ((t + i) % 9) + 1], 2 * i);
+      lists.push(list);
+      writer.term(`t${String(t).padStart(5, '0')}`, [list]);
+    }
+    writer.finish(Float64Array.from({ length: 200_000 }, (_, i) => i + 1), new Uint32Array(200_000).fill(2), ['body'], { replaces: [] });
+    const big = Segment.open(path);
+    try {
+      const inOrder = big.inOrder();
+      const bytes = (a: Uint32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+      const wrong = lists.flatMap((list, t) => (bytes(inOrder(t, 0)).equals(bytes(list)) && bytes(big.postings(big.terms.at(t), 0)).equals(bytes(list)) ? [] : [t]));
+      expect(wrong).toEqual([]);
+    } finally {
+      big.close();
     }
   });
 
