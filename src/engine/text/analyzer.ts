@@ -20,9 +20,10 @@ export function tokenize(text: string): string[] {
 export function normalizeTerm(token: string): string | null {
   const term = token.toLowerCase();
   if (STOP_WORDS.has(term)) return null;
+  if (term.length <= 2 || /\d/.test(term)) return term; // not stemmed, and a log's ids would only churn the cache
   let stem = stemCache.get(term);
   if (stem === undefined) {
-    stem = term.length > 2 && !/\d/.test(term) ? stemmer(term) : term;
+    stem = stemmer(term);
     if (stemCache.size >= STEM_CACHE_MAX) stemCache.clear();
     stemCache.set(term, stem);
   }
