@@ -59,10 +59,10 @@ export function configFromEnv(env: Env = process.env): EngineConfig {
       timeoutMs: positive(env.SVC_SEARCH_TIMEOUT_MS, 10_000),
       maxAnswerRecords: Math.floor(positive(env.SVC_VIEW_MAX_RECORDS, LIMITS.viewRecords)),
     },
-    text: { segmentRecords: Math.floor(positive(env.SVC_TEXT_SEGMENT_RECORDS, 100_000)) },
+    text: { segmentRecords: Math.floor(positive(env.SVC_TEXT_SEGMENT_RECORDS, 50_000)) },
     sql: {
       timeoutMs: Math.floor(positive(env.SVC_SQL_TIMEOUT_MS, 30_000)),
-      memoryLimit: env.SVC_SQL_MEMORY_LIMIT || '1GB',
+      memoryLimit: env.SVC_SQL_MEMORY_LIMIT || '512MB',
       threads: Math.floor(positive(env.SVC_SQL_THREADS, availableParallelism())),
       tempLimit: env.SVC_SQL_TEMP_LIMIT || '8GB',
       maxResultRows: Math.floor(positive(env.SVC_SQL_MAX_RESULT_ROWS, 100_000)),
