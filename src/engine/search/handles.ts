@@ -54,7 +54,7 @@ function unpack(buf: Buffer, from: number, to: number): RankedHit[] {
 
 /** How long a handle may be paged through; the cache may drop it sooner when full. */
 export const HANDLE_TTL_MS = 3600 * 1000;
-const CACHE = { entries: 10_000, bytes: 256 * 2 ** 20, ttlMs: HANDLE_TTL_MS };
+const CACHE = { entries: 10_000, bytes: 64 * 2 ** 20, ttlMs: HANDLE_TTL_MS };
 
 /** Search handles and their rankings, in memory only: a search writes nothing to disk. */
 export class SearchHandles {

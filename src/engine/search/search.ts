@@ -150,7 +150,7 @@ export class Search {
     const handle = this.handles.create(
       t,
       { request, datasets: datasetIds, mode: r.mode, score_kind: r.scoreKind, terms: [...r.terms], aggregations: r.aggregations, total: r.total, ranked: r.hits.length, cutoffs: r.cutoffs, now: r.now },
-      r.hits.map(({ ds, seq, score }) => ({ ds, seq, score })),
+      r.hits,
       at.replay?.search_id,
     );
     return this.envelope(t, handle, page.records, r.hits.length > end ? encodeCursor(handle, end) : null, started);
