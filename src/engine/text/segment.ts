@@ -1,6 +1,7 @@
 import { closeSync, rmSync } from 'node:fs';
 import type { SegmentView } from './bm25.js';
 import { LruCache } from './lruCache.js';
+import { partitionPoint } from './partitionPoint.js';
 import { openSegmentFile, readPostings, readTermBlock, SequentialPostings, TERM_BLOCK, type SegmentContents, type TermBlock } from './segmentFile.js';
 import { SortedTerms } from './sortedTerms.js';
 
@@ -85,10 +86,7 @@ export class Segment implements SegmentView {
   /** (doc, tf) pairs of `term` in field `field`, docs ascending; empty when it has none. */
   postings(term: string, field: number): Uint32Array {
     const t = this.terms.indexOf(term);
-    return t < 0 ? EMPTY : this.postingsAt(t, field);
-  }
-
-  private postingsAt(t: number, field: number): Uint32Array {
+    if (t < 0) return EMPTY;
     const { start, pairs } = this.postingRange(t, field, true);
     return pairs === 0 ? EMPTY : postingsCache.get(`${this.uid}${t}:${field}`, () => readPostings(this.fd, start, pairs));
   }
@@ -119,14 +117,8 @@ export class Segment implements SegmentView {
   /** The position of `seq`, or -1. */
   position(seq: number): number {
     const seqs = this.c.seqs;
-    let lo = 0;
-    let hi = seqs.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (seqs[mid] < seq) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo < seqs.length && seqs[lo] === seq ? lo : -1;
+    const at = partitionPoint(0, seqs.length, (k) => seqs[k] < seq);
+    return seqs[at] === seq ? at : -1;
   }
 
   /** Whether the file holds `seq`, removed or not (its tombstone is needed until a merge drops it). */

@@ -1,3 +1,4 @@
+import { partitionPoint } from './partitionPoint.js';
 import { TERM_BLOCK } from './segmentFile.js';
 
 /**
@@ -19,24 +20,10 @@ export class SortedTerms {
   /** The first position whose term is ≥ `term`. */
   lowerBound(term: string): number {
     // the last block whose first term is ≤ `term`: the position is in it, or is the next block's first
-    let lo = 0;
-    let hi = this.firsts.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.firsts[mid] <= term) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo === 0) return 0;
-    const b = lo - 1;
+    const b = partitionPoint(0, this.firsts.length, (k) => this.firsts[k] <= term) - 1;
+    if (b < 0) return 0;
     const terms = this.block(b).terms;
-    let k = 0;
-    let end = terms.length;
-    while (k < end) {
-      const mid = (k + end) >>> 1;
-      if (terms[mid] < term) k = mid + 1;
-      else end = mid;
-    }
-    return b * TERM_BLOCK + k;
+    return b * TERM_BLOCK + partitionPoint(0, terms.length, (k) => terms[k] < term);
   }
 
   indexOf(term: string): number {
@@ -109,22 +96,8 @@ export class SortedTerms {
   private pastPrefix(i: number, prefix: string): number {
     // the last block whose first term begins with `prefix` (or i's own) holds the end: one block read
     const own = Math.floor(i / TERM_BLOCK);
-    let lo = own + 1;
-    let hi = this.firsts.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.firsts[mid].startsWith(prefix)) lo = mid + 1;
-      else hi = mid;
-    }
-    const b = lo - 1;
+    const b = partitionPoint(own + 1, this.firsts.length, (k) => this.firsts[k].startsWith(prefix)) - 1;
     const terms = this.block(b).terms;
-    let k = b === own ? (i % TERM_BLOCK) + 1 : 0;
-    let end = terms.length;
-    while (k < end) {
-      const mid = (k + end) >>> 1;
-      if (terms[mid].startsWith(prefix)) k = mid + 1;
-      else end = mid;
-    }
-    return b * TERM_BLOCK + k;
+    return b * TERM_BLOCK + partitionPoint(b === own ? (i % TERM_BLOCK) + 1 : 0, terms.length, (k) => terms[k].startsWith(prefix));
   }
 }
