@@ -264,7 +264,7 @@ describe('schema rebuild', () => {
 
 describe('concurrent ingest and SQL', () => {
   it('never shows part of a run: every answer holds whole runs', async () => {
-    const PER_RUN = 3000; // two ingest batches per run
+    const PER_RUN = 3000; // two ingest batches per run; a run this short shows whole (a long one in steps: sql-held.test.ts)
     const RUNS = 6;
     await engine.datasets.create(caller, { dataset_id: 'live' });
     const runs = [];

@@ -12,6 +12,7 @@ import type { StoredRecord } from '../records.js';
 import { prefixRange, removePrefix, type Store } from '../store/db.js';
 import { keys } from '../store/keys.js';
 import type { SqlLimits } from './limits.js';
+import { HeldRecords } from './heldRecords.js';
 import { deleteSeqs, Loader } from './loader.js';
 import { createTableSql, fieldKey, physicalTable, publishViewSql, quote } from './schema.js';
 import { deleteTableState, mirrorKey, mirrorTableState, newTableState, saveTableState, type TableState } from './tableState.js';
@@ -24,8 +25,9 @@ const COMMIT_ROWS = 200_000;
 
 /**
  * The SQL index: one DuckDB database per tenant, one table per dataset, derived from the records by
- * sequence like the text index. A table holds exactly the records up to its `seq`: it catches up by
- * loading the records past it (when a tenant's database opens, and after each ingest run), and
+ * sequence like the text index. A table holds exactly the records up to its `seq`: it takes an
+ * ingest run's records from memory as they commit (HeldRecords), catches up from the store on what
+ * it did not take (when a tenant's database opens, and after each ingest run), and
  * drops deleted records by `_seq` (at once when its database is open, else from their SQL
  * tombstones when it next opens). Databases open on first use and stay open until close.
  *
@@ -36,6 +38,7 @@ const COMMIT_ROWS = 200_000;
 export class SqlIndexes implements DerivedIndex {
   readonly name = 'sql';
   private readonly dbs = new Map<string, Promise<TenantDb>>();
+  private readonly held = new HeldRecords();
   /** records loaded and time spent loading them, for benchmarks */
   readonly stats = { records: 0, ms: 0 };
 
@@ -82,11 +85,17 @@ export class SqlIndexes implements DerivedIndex {
     return db;
   }
 
-  async added(): Promise<void> {} // a run's rows are loaded once it is whole, at follow
+  /** Records an ingest batch committed: loaded from memory a few batches at a time (see HeldRecords). */
+  async added(t: string, d: string, records: StoredRecord[]): Promise<void> {
+    const load = this.held.add(t, d, records);
+    if (load) await this.loadHeld(t, d, load);
+  }
 
   /** An ingest-run follower: the run's records are in the SQL table once this resolves. */
   async follow(run: RunState, save: () => void): Promise<void> {
-    await this.catchUp(run.tenant_id, run.dataset_id);
+    const rest = this.held.take(run.tenant_id, run.dataset_id);
+    if (rest.length > 0) await this.loadHeld(run.tenant_id, run.dataset_id, rest);
+    await this.catchUp(run.tenant_id, run.dataset_id); // what was not held: a batch out of order, a deletion meanwhile
     run.ready_for.sql_search = true;
     save();
   }
@@ -99,16 +108,11 @@ export class SqlIndexes implements DerivedIndex {
     const started = performance.now();
     const tombs = this.tombs(t, d);
     const loaded = await db.write(async (conn) => {
+      this.held.reset(t, d);
       const ds: DatasetState | undefined = this.store.meta.get(keys.dataset(t, d));
       if (!ds || ds.deleting) return 0;
-      let state = db.tables.get(d);
-      if (state && state.seq >= ds.seq && tombs.length === 0) return 0;
-      if (!state) {
-        state = newTableState();
-        await conn.run(createTableSql(d, state.generation, []));
-        await conn.run(publishViewSql(d, state.generation));
-        db.tables.set(d, state);
-      }
+      if ((db.tables.get(d)?.seq ?? -1) >= ds.seq && tombs.length === 0) return 0;
+      const state = await this.table(db, conn, d);
       const loader = await this.load(db, conn, t, d, state, ds.seq, true);
       await deleteSeqs(conn, physicalTable(d, state.generation), tombs);
       state.seq = Math.max(state.seq, ds.seq); // records missing from the range were deleted meanwhile
@@ -119,6 +123,41 @@ export class SqlIndexes implements DerivedIndex {
     await this.afterCommit(db, t, d, tombs);
     this.stats.records += loaded;
     this.stats.ms += performance.now() - started;
+  }
+
+  /** Loads held records that follow on from the table's seq; the rest are left to a catch-up from the store. */
+  private async loadHeld(t: string, d: string, records: StoredRecord[]): Promise<void> {
+    const started = performance.now();
+    const db = await this.tenant(t);
+    const loaded = await db.write(async (conn) => {
+      const ds: DatasetState | undefined = this.store.meta.get(keys.dataset(t, d));
+      if (!ds || ds.deleting || this.held.isSpoiled(t, d)) return 0;
+      const state = await this.table(db, conn, d);
+      const next = HeldRecords.following(records, state.seq);
+      if (next.length === 0) return 0;
+      const loader = new Loader(conn, d, state, this.variantCounts(t, d), true);
+      await loader.open();
+      await loader.add(next);
+      await loader.flush();
+      state.version++;
+      await saveTableState(conn, d, state);
+      return loader.rows;
+    });
+    if (loaded > 0) await mirrorTableState(this.store, t, d, db.tables.get(d) ?? null);
+    this.stats.records += loaded;
+    this.stats.ms += performance.now() - started;
+  }
+
+  /** The dataset's published table, created empty when it has none. */
+  private async table(db: TenantDb, conn: DuckDBConnection, d: string): Promise<TableState> {
+    let state = db.tables.get(d);
+    if (!state) {
+      state = newTableState();
+      await conn.run(createTableSql(d, state.generation, []));
+      await conn.run(publishViewSql(d, state.generation));
+      db.tables.set(d, state);
+    }
+    return state;
   }
 
   /**
@@ -172,6 +211,7 @@ export class SqlIndexes implements DerivedIndex {
   }
 
   deleting(t: string, d: string, seqs: number[]): void {
+    this.held.spoil(t, d);
     for (const seq of seqs) this.store.meta.put(keys.sqlTomb(t, d, seq), 1); // removed once the table lost the row
   }
 
@@ -200,6 +240,7 @@ export class SqlIndexes implements DerivedIndex {
   }
 
   private async dropIn(db: TenantDb, t: string, d: string): Promise<void> {
+    this.held.reset(t, d);
     await db.write(async (conn) => {
       const state = db.tables.get(d);
       await conn.run(`DROP VIEW IF EXISTS main.${quote(d)}`);
