@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DATA } from './helpers/cli.js';
-import { TRANSFORM_VERSION, type IngestFormat, type NewRecord, type TransformConfig } from '../src/engine/records.js';
+import { storedRecord, TRANSFORM_VERSION, type IngestFormat, type NewRecord, type TransformConfig } from '../src/engine/records.js';
 import { parseObject } from '../src/engine/ingest/parse.js';
 import { lineId, logLevel, makeTransform, toIsoTime } from '../src/engine/ingest/transform.js';
 
@@ -280,5 +280,21 @@ describe('on parsed data', () => {
     expect(r.body).toBe(JSON.stringify(value));
     expect(r.metadata.connections).toEqual(value.connections);
     expect('timestamp' in r.metadata).toBe(false);
+  });
+});
+
+describe('the record a batch commits', () => {
+  it('keeps every member the transform gave, and adds key, seq and created_at', () => {
+    const made = [
+      run({ message: 'disk full', level: 'error', ts: '2024-01-02T03:04:05Z', host: { name: 'a' } }, { time_field: 'ts' }),
+      run('2024-01-02 03:04:05 ERROR disk full', {}, 4, 'text'),
+      run({ id: 'x', title: 't', body: 'b' }),
+    ];
+    expect(made[0].names).toBeDefined(); // a member only some records have
+    for (const rec of made) {
+      const stored = storedRecord(rec, 'logs/obj/app.ndjson', 42, '2026-01-01T00:00:00.000Z');
+      expect(stored).toEqual({ ...rec, key: 'logs/obj/app.ndjson', seq: 42, created_at: '2026-01-01T00:00:00.000Z' });
+      expect(Object.keys(stored).sort()).toEqual([...Object.keys(rec), 'key', 'seq', 'created_at'].sort());
+    }
   });
 });

@@ -32,6 +32,19 @@ export interface StoredRecord {
 /** A record before the store assigns its sequence. */
 export type NewRecord = Omit<StoredRecord, 'seq' | 'replaces' | 'reparsed' | 'created_at' | 'key'>;
 
+/**
+ * The record a batch commits: written member by member, so every record has one object shape (a
+ * spread of `rec` cost about 3 µs a record, a third of a batch commit's own time).
+ */
+export function storedRecord(rec: NewRecord, key: string, seq: number, createdAt: string): StoredRecord {
+  const stored: StoredRecord = {
+    id: rec.id, seq, title: rec.title, body: rec.body, time: rec.time, metadata: rec.metadata, created_at: createdAt,
+    source_key: rec.source_key, bucket: rec.bucket, key, etag: rec.etag, line: rec.line, transform_version: rec.transform_version,
+  };
+  if (rec.names !== undefined) stored.names = rec.names;
+  return stored;
+}
+
 /** One item out of a parser: a value with its line, or the reason the line was refused. */
 export type ParsedItem =
   | { line: number; value: unknown }

@@ -4,7 +4,7 @@ import { LIMITS } from '../../api/limits.js';
 import { FieldBudget, TOO_MANY_FIELDS } from '../fields/budget.js';
 import { countFields, recordFields, recordFieldsBuffer, type ValueType } from '../fields/discover.js';
 import { now } from '../ids.js';
-import type { NewRecord, StoredRecord } from '../records.js';
+import { storedRecord, type NewRecord, type StoredRecord } from '../records.js';
 import type { Store } from '../store/db.js';
 import { MAX_REPORTED_ERRORS, type RunState } from './runs.js';
 import { keys } from '../store/keys.js';
@@ -72,7 +72,7 @@ export async function commitBatch(store: Store, run: RunState, batch: Batch): Pr
         continue;
       }
       kept.push(rec);
-      const stored: StoredRecord = { ...rec, key: run.key, seq: ++ds.seq, created_at: createdAt };
+      const stored = storedRecord(rec, run.key, ++ds.seq, createdAt);
       if (reparse !== undefined) stored.reparsed = true;
       if (old) {
         stored.replaces = old.seq;
