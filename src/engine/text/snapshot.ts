@@ -17,7 +17,13 @@ const MAGIC = 'SVCTXT02';
 
 /** MiniSearch's own members that svc reads and writes (snapshots, the in-memory segment). */
 export interface Internals {
-  _index: Map<string, Map<number, Map<number, number>>> & { set(term: string, data: Map<number, Map<number, number>>): void };
+  _index: Map<string, Map<number, Map<number, number>>> & {
+    set(term: string, data: Map<number, Map<number, number>>): void;
+    fetch(term: string, initial: () => Map<number, Map<number, number>>): Map<number, Map<number, number>>;
+  };
+  _options: Required<Pick<Options<any>, 'fields' | 'extractField' | 'stringifyField' | 'tokenize' | 'processTerm'>>;
+  addDocumentId(id: unknown): number;
+  addFieldLength(doc: number, fieldId: number, count: number, length: number): void;
   _documentCount: number;
   _nextId: number;
   _documentIds: Map<number, unknown>;

@@ -73,6 +73,9 @@ export class TextIndex {
       idField: 'seq',
       fields: this.fields,
       storeFields: [],
+      // a discarded record's postings stay until the segment is sealed (scoring skips them): the
+      // in-memory segment keeps each term's entry (LiveSegment.add), which a vacuum could remove
+      autoVacuum: false,
       extractField: (rec, field) => {
         if (field === 'seq') return rec.seq as unknown as string;
         if (field === 'body') return rec.body; // the common fields skip path resolution: this runs per record
