@@ -20,6 +20,14 @@ export interface DatasetState {
   updated_at: string;
   /** set when a data-deletion job for it is queued: no more ingestion */
   deleting?: boolean;
+  /**
+   * Every record committed has had a time, none earlier than the record before it: newest first by
+   * time is then newest first by seq, the store's order (see Search). False for good once a record
+   * breaks it; absent for a dataset made before svc kept it.
+   */
+  time_ordered?: boolean;
+  /** the latest record time committed, in ms, while `time_ordered` */
+  last_time?: number;
 }
 
 export class Datasets {
@@ -46,6 +54,7 @@ export class Datasets {
       retention_days: req.retention_days ?? null,
       seq: 0,
       record_count: 0,
+      time_ordered: true,
       created_at: at,
       updated_at: at,
     };

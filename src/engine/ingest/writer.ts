@@ -23,6 +23,17 @@ const sameContent = (a: StoredRecord, b: NewRecord) =>
   a.body === b.body && a.title === b.title && a.time === b.time && JSON.stringify(a.metadata) === JSON.stringify(b.metadata) &&
   JSON.stringify(a.names ?? null) === JSON.stringify(b.names ?? null);
 
+/** Keeps `time_ordered` true while each record's time is at or after the one before it. */
+function followTimeOrder(ds: DatasetState, time: string | null): void {
+  const ms = time === null ? NaN : Date.parse(time);
+  if (Number.isNaN(ms) || ms < (ds.last_time ?? -Infinity)) {
+    ds.time_ordered = false;
+    delete ds.last_time;
+  } else {
+    ds.last_time = ms;
+  }
+}
+
 /**
  * Commits one batch — its records, the dataset's sequence and counts, the fields it shows, and the
  * run's counters — in one LMDB transaction, so that after a crash either all of it is there or none.
@@ -80,6 +91,7 @@ export async function commitBatch(store: Store, run: RunState, batch: Batch): Pr
       } else {
         ds.record_count++;
       }
+      if (ds.time_ordered) followTimeOrder(ds, stored.time);
       store.records.put([t, d, stored.seq], stored);
       store.ids.put([t, d, rec.id], stored.seq);
       countFields(recFields, fields);

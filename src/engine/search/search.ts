@@ -164,7 +164,7 @@ export class Search {
     const now = at.replay?.now ?? Date.now();
     const cutoffs = at.replay?.cutoffs ?? datasetIds.map((d) => this.datasets.state(t, d).seq);
     const plan = this.plan(request, now);
-    const { filter, query, aggregator, terms, scoringText, text, needRecord, accept, sorter } = plan;
+    const { filter, query, aggregator, terms, scoringText, text, tests, needRecord, accept, sorter } = plan;
     // a text search ranks by its sort; semantic and hybrid ones rank by relevance, and their ranking is sorted after
     const textSorter = mode === 'text' ? sorter : null;
     const collapse = request.collapse?.field;
@@ -219,6 +219,12 @@ export class Search {
         if (!needRecord && !found && !textSorter && !at.replay && cutoff === state.seq) {
           // newest first with nothing to test or score: the newest `depth` keys, and the dataset's count
           for (const key of this.store.records.getKeys({ ...range, limit: depth })) top.push({ ds, seq: key[2] as number, score: 0 });
+          total += state.record_count;
+          continue;
+        }
+        if (!tests && !found && textSorter?.newestByTime && state.time_ordered && !at.replay && cutoff === state.seq) {
+          // newest by time where time follows seq: the newest `depth` records (their times order several datasets)
+          for (const { value: rec } of this.store.records.getRange({ ...range, limit: depth })) top.push(seen({ ds, seq: rec.seq, score: 0, rec }));
           total += state.record_count;
           continue;
         }
@@ -289,9 +295,10 @@ export class Search {
     const sorter = compileSort(request.sort, mode !== 'text' || Boolean(scoringText), better);
     // a text search sorted by a record field reads every match's record; a semantic or hybrid one only those of its ranking
     const content = request.content_filter ? CONTENT_FILTERS[request.content_filter] : null;
-    const needRecord = Boolean(filter || query || aggregator || content || request.collapse?.field || (mode === 'text' && sorter?.readsRecords));
+    const tests = Boolean(filter || query || aggregator || content || request.collapse?.field);
+    const needRecord = tests || (mode === 'text' && Boolean(sorter?.readsRecords));
     const accept = (rec: StoredRecord) => (!content || content(rec)) && (!query || query.matches(rec)) && (!filter || filter(rec));
-    return { filter, query, aggregator, text, scoringText, terms, needRecord, accept, sorter };
+    return { filter, query, aggregator, text, scoringText, terms, tests, needRecord, accept, sorter };
   }
 
   private page(t: string, handle: SearchHandle, offset: number, limit: number, started: number): SearchEnvelope {

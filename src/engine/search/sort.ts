@@ -40,6 +40,8 @@ type Value = [kind: number, value: number | string];
 export interface Sorter {
   /** whether a key reads a record field (else only the score is compared) */
   readsRecords: boolean;
+  /** one key, the record's time, newest first */
+  newestByTime: boolean;
   /** the sort values of `rec` (a record gone since: missing everywhere) */
   valuesOf(rec: StoredRecord | undefined): SortValues;
   /** whether `a` comes before `b` */
@@ -106,7 +108,8 @@ export function compileSort(sort: SortKey[] | null | undefined, scored: boolean,
     }
     return fallback(a, b);
   };
-  return { readsRecords: slots > 0, valuesOf, before };
+  const newestByTime = sort.length === 1 && TIME_FIELDS.has(sort[0].field) && keys[0].desc;
+  return { readsRecords: slots > 0, newestByTime, valuesOf, before };
 }
 
 const TIME_FIELDS = new Set(['time', '_time', 'timestamp', '@timestamp']);

@@ -1,0 +1,114 @@
+/**
+ * A dataset whose records arrive in time order (each record's time at or after the one before it)
+ * answers "newest first by time" from the store's own order: it reads only as many records as the
+ * ranking holds, not every record. One record out of order, or without a time, and the dataset goes
+ * the long way for good. Either way the answer is the same list: time descending, ties newest first.
+ */
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LIMITS } from '../src/api/limits.js';
+import type { Caller } from '../src/engine/auth/caller.js';
+import { Engine } from '../src/engine/index.js';
+import type { Store } from '../src/engine/store/db.js';
+import { tempDir } from './helpers/cli.js';
+
+let dir: ReturnType<typeof tempDir>;
+let engine: Engine;
+let caller: Caller;
+
+const START = Date.parse('2026-03-01T00:00:00Z');
+/** Two records a second, so that times tie in pairs. */
+const events = (from: number, n: number, tag: string) => Array.from({ length: n }, (_, i) => ({ id: `${tag}-${from + i}`, time: new Date(START + Math.floor((from + i) / 2) * 1000).toISOString(), msg: `event ${from + i}` }));
+
+async function ingest(d: string, rows: object[]) {
+  const body = rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
+  const run = await engine.ingest.submit(caller, Readable.from([Buffer.from(body)]), { dataset_id: d, format: 'ndjson', filename: `${d}.ndjson` });
+  expect((await engine.ingest.wait(caller, run.ingest_run_id)).status).toBe('ready');
+}
+
+/** What a sort by time newest first must answer: by time descending, then dataset order, then newest committed first. */
+function expected(datasets: { id: string; rows: { id: string; time: string | null }[] }[]): string[] {
+  const all = datasets.flatMap((d, ds) => d.rows.map((r, seq) => ({ ...r, ds, seq })));
+  const live = new Map(all.map((r) => [`${r.ds}/${r.id}`, r])); // a later record with the same id replaced the earlier one
+  return [...live.values()]
+    .sort((a, b) => Date.parse(b.time!) - Date.parse(a.time!) || a.ds - b.ds || b.seq - a.seq)
+    .map((r) => r.id);
+}
+
+/** The `limit` of every range read of records while `fn` runs (undefined: no limit, a whole scan). */
+async function rangeLimits<T>(fn: () => Promise<T>): Promise<{ out: T; limits: (number | undefined)[] }> {
+  const records = (engine as unknown as { store: Store }).store.records;
+  const original = records.getRange;
+  const limits: (number | undefined)[] = [];
+  records.getRange = function (this: typeof records, options) {
+    limits.push(options?.limit);
+    return original.call(this, options);
+  } as typeof original;
+  try {
+    return { out: await fn(), limits };
+  } finally {
+    records.getRange = original;
+  }
+}
+
+const byTime = (datasets: string[], limit: number) => engine.search.run(caller, { datasets, limit, sort: [{ field: 'time' }] });
+
+const inOrder = events(0, 6000, 'a');
+// more records than a ranking holds, one of the first of them a day ahead: newest by time, and oldest by seq
+const outOfOrder = [...events(0, 100, 'b'), { id: 'b-ahead', time: new Date(START + 86_400_000).toISOString(), msg: 'a day ahead' }, ...events(100, LIMITS.rankingDepth + 2000, 'b')];
+
+beforeAll(async () => {
+  dir = tempDir('svc-sort-time-');
+  engine = await Engine.open(dir.path);
+  await engine.init('sorted', 'admin@localhost');
+  caller = engine.localCaller();
+  for (const d of ['ordered', 'shuffled']) await engine.datasets.create(caller, { dataset_id: d, semantic: false });
+  await ingest('ordered', inOrder.slice(0, 4000)); // two runs: the order holds across them
+  await ingest('ordered', inOrder.slice(4000));
+  await ingest('shuffled', outOfOrder);
+});
+
+afterAll(async () => {
+  await engine.close();
+  dir.remove();
+});
+
+describe('sort by time, newest first', () => {
+  it('knows which datasets have their records in time order', () => {
+    const t = caller.tenant_id;
+    expect(engine.datasets.state(t, 'ordered')).toMatchObject({ time_ordered: true, last_time: Date.parse(inOrder.at(-1)!.time) });
+    expect(engine.datasets.state(t, 'shuffled').time_ordered).toBe(false);
+  });
+
+  it('reads only the ranking’s worth of a dataset in time order, and answers as the long way does', async () => {
+    const { out, limits } = await rangeLimits(() => byTime(['ordered'], 25));
+    expect(limits.length).toBeGreaterThan(0);
+    for (const limit of limits) expect(limit).toBeLessThanOrEqual(LIMITS.rankingDepth);
+    expect(out.records.map((r) => r.id)).toEqual(expected([{ id: 'ordered', rows: inOrder }]).slice(0, 25));
+    expect(out.total).toEqual({ relation: 'eq', value: 6000 });
+    const next = await engine.search.run(caller, { cursor: out.next_cursor!, limit: 25 });
+    expect(next.records.map((r) => r.id)).toEqual(expected([{ id: 'ordered', rows: inOrder }]).slice(25, 50));
+  });
+
+  it('reads every record of a dataset out of order, with the same kind of answer', async () => {
+    const { out, limits } = await rangeLimits(() => byTime(['shuffled'], 25));
+    expect(limits).toContain(undefined);
+    expect(out.records[0].id).toBe('b-ahead');
+    expect(out.records.map((r) => r.id)).toEqual(expected([{ id: 'shuffled', rows: outOfOrder }]).slice(0, 25));
+  });
+
+  it('orders several datasets by time together', async () => {
+    const both = await byTime(['ordered', 'shuffled'], 40);
+    expect(both.records.map((r) => r.id)).toEqual(expected([{ id: 'ordered', rows: inOrder }, { id: 'shuffled', rows: outOfOrder }]).slice(0, 40));
+    expect(both.total.value).toBe(inOrder.length + outOfOrder.length);
+  });
+
+  it('stops taking the short way once a record arrives out of order (a replaced id, here)', async () => {
+    const early = { id: 'a-5999', time: new Date(START - 1000).toISOString(), msg: 'corrected, and early' };
+    await ingest('ordered', [early]);
+    expect(engine.datasets.state(caller.tenant_id, 'ordered').time_ordered).toBe(false);
+    const { out, limits } = await rangeLimits(() => byTime(['ordered'], 10));
+    expect(limits).toContain(undefined);
+    expect(out.records.map((r) => r.id)).toEqual(expected([{ id: 'ordered', rows: [...inOrder, early] }]).slice(0, 10));
+  });
+});
