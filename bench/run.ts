@@ -16,7 +16,7 @@
  *   npm run bench -- tail      a followed directory: append → searchable lines/s vs one ingest stream, write → first hit delay
  *   npm run bench -- console   the web console in Chromium: page weight, first paint, response → results on screen
  *   npm run bench -- scale [--lines N]   N log lines (10M) through svc serve: lines/s, peak RSS, segments, search p50/p99 over time, reopen, size
- *   npm run bench -- sort-time   newest first by time without text: a dataset in time order against one record out of order
+ *   npm run bench -- sort-time   sort by time and a time range without text: a dataset in time order against one record out of order
  *   npm run bench -- detections   ingest with 0, 10 and 100 on-ingest detections; a query endpoint vs POST /v1/search, cached and not
  * Names can be combined: npm run bench -- ingest relevance
  */

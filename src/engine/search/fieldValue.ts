@@ -3,7 +3,8 @@ import type { StoredRecord } from '../records.js';
 /** Reads one field of a record; `undefined` when the record has no such field. */
 export type FieldGetter = (rec: StoredRecord) => unknown;
 
-const TIME_ALIASES = new Set(['time', '_time', 'timestamp', '@timestamp']);
+/** Names that read the record's own time (a metadata member of the name only when it has none). */
+export const TIME_ALIASES = new Set(['time', '_time', 'timestamp', '@timestamp']);
 const getters = new Map<string, FieldGetter>();
 const GETTER_CACHE_MAX = 10_000;
 

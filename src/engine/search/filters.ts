@@ -149,7 +149,22 @@ function present(v: unknown): boolean {
   return v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0);
 }
 
+/** What a `time` filter keeps: `lo ≤ time < hi` of `field`; null when it bounds nothing (or is malformed: see compileFilters). */
+export interface TimeRange { field: string; lo: number; hi: number }
+
 function compileTime(time: TimeFilter, now: Date, issues: Issue[]): Predicate | null {
+  const range = timeRange(time, now, issues);
+  if (range === null) return null;
+  const get = fieldGetter(range.field);
+  const { lo, hi } = range;
+  return (rec) => {
+    const v = get(rec);
+    const ms = toEpochMs(v);
+    return ms !== null && ms >= lo && ms < hi;
+  };
+}
+
+export function timeRange(time: TimeFilter, now: Date, issues: Issue[] = []): TimeRange | null {
   const loc = ['body', 'time'];
   const start = issues.length;
   if (time.field !== undefined && (typeof time.field !== 'string' || time.field === '')) {
@@ -174,12 +189,5 @@ function compileTime(time: TimeFilter, now: Date, issues: Issue[]): Predicate | 
     }
   }
   if (issues.length > start || (gte === null && lt === null)) return null;
-  const get = fieldGetter(time.field ?? 'time');
-  const lo = gte ?? -Infinity;
-  const hi = lt ?? Infinity;
-  return (rec) => {
-    const v = get(rec);
-    const ms = toEpochMs(v);
-    return ms !== null && ms >= lo && ms < hi;
-  };
+  return { field: time.field ?? 'time', lo: gte ?? -Infinity, hi: lt ?? Infinity };
 }

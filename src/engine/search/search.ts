@@ -13,13 +13,14 @@ import { spent, timed } from '../timing.js';
 import { snippets } from '../text/snippets.js';
 import type { TextIndexes } from '../text/textIndexes.js';
 import { createAggregator } from './aggregations.js';
-import { fieldValue } from './fieldValue.js';
-import { compileFilters } from './filters.js';
+import { fieldValue, TIME_ALIASES } from './fieldValue.js';
+import { compileFilters, timeRange } from './filters.js';
 import { decodeCursor, encodeCursor, invalidCursor, type Frozen, type RankedHit, type SearchHandle, SearchHandles } from './handles.js';
 import { compileQuery } from './query.js';
 import { fieldWarnings, namedFields } from './fieldWarnings.js';
 import { Deadline } from './deadline.js';
 import { Gate } from './gate.js';
+import { seqsInTime } from './timeOrder.js';
 import { compileSort, type SortHit, type Sorter } from './sort.js';
 import { TopK } from './topK.js';
 import { FUSION_NAME, SEMANTIC_DEPTH, type PreparedQuery, type SemanticSearch } from '../vector/semanticSearch.js';
@@ -164,7 +165,7 @@ export class Search {
     const now = at.replay?.now ?? Date.now();
     const cutoffs = at.replay?.cutoffs ?? datasetIds.map((d) => this.datasets.state(t, d).seq);
     const plan = this.plan(request, now);
-    const { filter, query, aggregator, terms, scoringText, text, tests, needRecord, accept, sorter } = plan;
+    const { filter, query, aggregator, terms, scoringText, text, tests, timeOnly, needRecord, accept, sorter } = plan;
     // a text search ranks by its sort; semantic and hybrid ones rank by relevance, and their ranking is sorted after
     const textSorter = mode === 'text' ? sorter : null;
     const collapse = request.collapse?.field;
@@ -222,10 +223,14 @@ export class Search {
           total += state.record_count;
           continue;
         }
-        if (!tests && !found && textSorter?.newestByTime && state.time_ordered && !at.replay && cutoff === state.seq) {
-          // newest by time where time follows seq: the newest `depth` records (their times order several datasets)
-          for (const { value: rec } of this.store.records.getRange({ ...range, limit: depth })) top.push(seen({ ds, seq: rec.seq, score: 0, rec }));
-          total += state.record_count;
+        if ((!tests || timeOnly) && !found && (!textSorter || textSorter.newestByTime) && state.time_ordered && !at.replay && cutoff === state.seq) {
+          // where time follows seq, newest by time (or by seq) within a time range is newest by seq within a run of seqs:
+          // the newest `depth` of them, and their count (records read only for a sort: their times order several datasets)
+          const { from, to } = timeOnly ? seqsInTime(this.store, t, d, cutoff, timeOnly.lo, timeOnly.hi) : { from: 0, to: cutoff + 1 };
+          const within = { start: [t, d, to - 1], end: [t, d, from - 1], reverse: true, limit: depth };
+          if (textSorter) for (const { value: rec } of this.store.records.getRange(within)) top.push(seen({ ds, seq: rec.seq, score: 0, rec }));
+          else for (const key of this.store.records.getKeys(within)) top.push({ ds, seq: key[2] as number, score: 0 });
+          total += timeOnly ? this.store.records.getKeysCount({ start: [t, d, from], end: [t, d, to] }) : state.record_count;
           continue;
         }
         if (!needRecord) {
@@ -296,9 +301,12 @@ export class Search {
     // a text search sorted by a record field reads every match's record; a semantic or hybrid one only those of its ranking
     const content = request.content_filter ? CONTENT_FILTERS[request.content_filter] : null;
     const tests = Boolean(filter || query || aggregator || content || request.collapse?.field);
+    // a filter on the record's time alone: on a dataset in time order, a run of seqs (see timeOrder.ts)
+    const onlyTime = request.time && !request.where?.length && !query && !aggregator && !content && !request.collapse?.field ? timeRange(request.time, new Date(now)) : null;
+    const timeOnly = onlyTime && TIME_ALIASES.has(onlyTime.field) ? onlyTime : null;
     const needRecord = tests || (mode === 'text' && Boolean(sorter?.readsRecords));
     const accept = (rec: StoredRecord) => (!content || content(rec)) && (!query || query.matches(rec)) && (!filter || filter(rec));
-    return { filter, query, aggregator, text, scoringText, terms, tests, needRecord, accept, sorter };
+    return { filter, query, aggregator, text, scoringText, terms, tests, timeOnly, needRecord, accept, sorter };
   }
 
   private page(t: string, handle: SearchHandle, offset: number, limit: number, started: number): SearchEnvelope {

@@ -2,7 +2,7 @@ import type { SortKey } from '../../api/search.js';
 import { Invalid } from '../errors.js';
 import type { StoredRecord } from '../records.js';
 import type { RankedHit } from './handles.js';
-import { fieldGetter, parseDate, toEpochMs, toNumber } from './fieldValue.js';
+import { fieldGetter, parseDate, TIME_ALIASES, toEpochMs, toNumber } from './fieldValue.js';
 
 type Issue = Invalid['issues'][number];
 
@@ -108,11 +108,9 @@ export function compileSort(sort: SortKey[] | null | undefined, scored: boolean,
     }
     return fallback(a, b);
   };
-  const newestByTime = sort.length === 1 && TIME_FIELDS.has(sort[0].field) && keys[0].desc;
+  const newestByTime = sort.length === 1 && TIME_ALIASES.has(sort[0].field) && keys[0].desc;
   return { readsRecords: slots > 0, newestByTime, valuesOf, before };
 }
-
-const TIME_FIELDS = new Set(['time', '_time', 'timestamp', '@timestamp']);
 
 /**
  * How a field is read for sorting: `id` (as written, by code unit) and `created_at` are the
@@ -123,7 +121,7 @@ function reader(field: string, desc: boolean): (rec: StoredRecord) => Value {
   if (field === 'id') return (rec) => [STRING, rec.id];
   if (field === 'created_at') return (rec) => instant(rec.created_at);
   const get = fieldGetter(field);
-  if (TIME_FIELDS.has(field)) {
+  if (TIME_ALIASES.has(field)) {
     return (rec) => {
       const v = get(rec);
       return Array.isArray(v) ? extreme(v, desc) : instant(v);
