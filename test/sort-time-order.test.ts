@@ -35,19 +35,33 @@ function expected(datasets: { id: string; rows: { id: string; time: string | nul
     .map((r) => r.id);
 }
 
-/** The `limit` of every read of records (not keys alone) while `fn` runs (undefined: no limit, a whole scan). */
-async function rangeLimits<T>(fn: () => Promise<T>): Promise<{ out: T; limits: (number | undefined)[] }> {
+/**
+ * How records were read while `fn` ran: the `limit` of every range read of records (undefined: no
+ * limit, a scan), the lowest seq each scan could reach, and how many were read one by one.
+ */
+async function rangeLimits<T>(fn: () => Promise<T>): Promise<{ out: T; limits: (number | undefined)[]; scanLows: number[]; gets: number }> {
   const records = (engine as unknown as { store: Store }).store.records;
-  const original = records.getRange;
+  const [getRange, get] = [records.getRange, records.get];
   const limits: (number | undefined)[] = [];
+  const scanLows: number[] = [];
+  let gets = 0;
   records.getRange = function (this: typeof records, options) {
-    if ((options as { values?: boolean } | undefined)?.values !== false) limits.push(options?.limit); // keys alone (getKeys, counts) read no record
-    return original.call(this, options);
-  } as typeof original;
+    // keys alone (getKeys, counts) read no record
+    if ((options as { values?: boolean } | undefined)?.values !== false) {
+      limits.push(options?.limit);
+      const low = (options?.reverse ? options.end : options?.start) as (string | number)[] | undefined;
+      if (options?.limit === undefined) scanLows.push(Number(low?.[2] ?? 0));
+    }
+    return getRange.call(this, options);
+  } as typeof getRange;
+  records.get = function (this: typeof records, ...args: Parameters<typeof get>) {
+    gets++;
+    return get.apply(this, args);
+  } as typeof get;
   try {
-    return { out: await fn(), limits };
+    return { out: await fn(), limits, scanLows, gets };
   } finally {
-    records.getRange = original;
+    Object.assign(records, { getRange, get });
   }
 }
 
@@ -120,6 +134,17 @@ describe('sort by time, newest first', () => {
     for (const time of [{ lt: new Date(START).toISOString() }, { gte: new Date(START + 10_000_000).toISOString() }, { gte: new Date(START + 1_200).toISOString(), lt: new Date(START + 1_800).toISOString() }]) {
       expect((await engine.search.run(caller, { datasets: ['ordered'], time })).total.value).toBe(0);
     }
+    // with other tests too, only the run of seqs is read: a scan (aggregations, where) starts inside it, a text search reads only matches in it
+    const range = { gte: new Date(gte).toISOString(), lt: new Date(lt).toISOString() };
+    const agg = await rangeLimits(() => engine.search.run(caller, { datasets: ['ordered'], limit: 30, time: range, where: [{ field: 'msg', op: 'contains', value: 'event' }], aggregations: [{ name: 'n', type: 'count' }] }));
+    expect(agg.scanLows.length).toBeGreaterThan(0);
+    for (const low of agg.scanLows) expect(low).toBeGreaterThanOrEqual(1000); // the range starts at seq 1001
+    expect(agg.out.total.value).toBe(within(gte, lt).length);
+    expect(agg.out.records.map((r) => r.id)).toEqual(within(gte, lt).reverse().slice(0, 30).map((r) => r.id));
+    const text = await rangeLimits(() => engine.search.run(caller, { datasets: ['ordered'], text: 'event', limit: 30, time: range }));
+    expect(text.out.total.value).toBe(within(gte, lt).length);
+    expect(text.gets).toBeGreaterThan(0);
+    expect(text.gets).toBeLessThanOrEqual(within(gte, lt).length + 30); // each match in the range, then the page: not all 6,000
     const everything = await engine.search.run(caller, { datasets: ['ordered'], limit: 5, time: { last: '5000d' } });
     expect(everything.total.value).toBe(live.length);
     expect(everything.records.map((r) => r.id)).toEqual(live.slice(-5).reverse().map((r) => r.id));

@@ -165,7 +165,7 @@ export class Search {
     const now = at.replay?.now ?? Date.now();
     const cutoffs = at.replay?.cutoffs ?? datasetIds.map((d) => this.datasets.state(t, d).seq);
     const plan = this.plan(request, now);
-    const { filter, query, aggregator, terms, scoringText, text, tests, timeOnly, needRecord, accept, sorter } = plan;
+    const { filter, query, aggregator, terms, scoringText, text, tests, timeBounds, timeOnly, needRecord, accept, sorter } = plan;
     // a text search ranks by its sort; semantic and hybrid ones rank by relevance, and their ranking is sorted after
     const textSorter = mode === 'text' ? sorter : null;
     const collapse = request.collapse?.field;
@@ -192,6 +192,9 @@ export class Search {
         // without a test per record, the worker keeps the ranking itself and sends only its top
         const ranksItself = mode === 'text' && !needRecord && !at.replay && !sorter;
         const cutoff = cutoffs[ds];
+        const state = this.datasets.state(t, d);
+        // on a dataset in time order the time filter is a run of seqs [from, to): nothing outside it is read
+        const run = timeBounds && state.time_ordered ? seqsInTime(this.store, t, d, cutoff, timeBounds.lo, timeBounds.hi) : { from: 0, to: cutoff + 1 };
         const found = scoringText ? await timed('index', () => this.text.search(t, d, scoringText, { ...options, top: ranksItself ? depth : undefined }, deadline.ms)) : null;
         for (const term of found?.terms ?? []) terms.add(term);
         // what the text index held is what this search saw: records committed after it are not in it
@@ -203,7 +206,7 @@ export class Search {
           for (let i = 0; i < found!.seqs.length; i++) {
             if (deadline.due()) await deadline.pause(); // first: a record the filters refuse goes on to the next one
             const seq = found!.seqs[i];
-            if (seq > cutoff) continue;
+            if (seq < run.from || seq >= run.to) continue;
             const rec = needRecord ? this.store.records.get([t, d, seq]) : undefined;
             if (needRecord && !(rec && accept(rec))) continue;
             const hit: Hit = { ds, seq, score: found!.scores[i], rec };
@@ -215,8 +218,7 @@ export class Search {
         }
         // no text: every record, newest first; the free terms of q (if any) give it a score
         const score = found ? scoreLookup(found.seqs, found.scores) : () => 0;
-        const range = { start: [t, d, cutoff], end: [t, d, 0], reverse: true };
-        const state = this.datasets.state(t, d);
+        const range = { start: [t, d, run.to - 1], end: [t, d, run.from - 1], reverse: true };
         if (!needRecord && !found && !textSorter && !at.replay && cutoff === state.seq) {
           // newest first with nothing to test or score: the newest `depth` keys, and the dataset's count
           for (const key of this.store.records.getKeys({ ...range, limit: depth })) top.push({ ds, seq: key[2] as number, score: 0 });
@@ -226,11 +228,10 @@ export class Search {
         if ((!tests || timeOnly) && !found && (!textSorter || textSorter.newestByTime) && state.time_ordered && !at.replay && cutoff === state.seq) {
           // where time follows seq, newest by time (or by seq) within a time range is newest by seq within a run of seqs:
           // the newest `depth` of them, and their count (records read only for a sort: their times order several datasets)
-          const { from, to } = timeOnly ? seqsInTime(this.store, t, d, cutoff, timeOnly.lo, timeOnly.hi) : { from: 0, to: cutoff + 1 };
-          const within = { start: [t, d, to - 1], end: [t, d, from - 1], reverse: true, limit: depth };
+          const within = { ...range, limit: depth };
           if (textSorter) for (const { value: rec } of this.store.records.getRange(within)) top.push(seen({ ds, seq: rec.seq, score: 0, rec }));
           else for (const key of this.store.records.getKeys(within)) top.push({ ds, seq: key[2] as number, score: 0 });
-          total += timeOnly ? this.store.records.getKeysCount({ start: [t, d, from], end: [t, d, to] }) : state.record_count;
+          total += timeOnly ? this.store.records.getKeysCount({ start: [t, d, run.from], end: [t, d, run.to] }) : state.record_count;
           continue;
         }
         if (!needRecord) {
@@ -301,12 +302,13 @@ export class Search {
     // a text search sorted by a record field reads every match's record; a semantic or hybrid one only those of its ranking
     const content = request.content_filter ? CONTENT_FILTERS[request.content_filter] : null;
     const tests = Boolean(filter || query || aggregator || content || request.collapse?.field);
-    // a filter on the record's time alone: on a dataset in time order, a run of seqs (see timeOrder.ts)
-    const onlyTime = request.time && !request.where?.length && !query && !aggregator && !content && !request.collapse?.field ? timeRange(request.time, new Date(now)) : null;
-    const timeOnly = onlyTime && TIME_ALIASES.has(onlyTime.field) ? onlyTime : null;
+    // a filter on the record's time: on a dataset in time order, a run of seqs (see timeOrder.ts)
+    const bounds = request.time ? timeRange(request.time, new Date(now)) : null;
+    const timeBounds = bounds && TIME_ALIASES.has(bounds.field) ? bounds : null;
+    const timeOnly = timeBounds && !request.where?.length && !query && !aggregator && !content && !request.collapse?.field;
     const needRecord = tests || (mode === 'text' && Boolean(sorter?.readsRecords));
     const accept = (rec: StoredRecord) => (!content || content(rec)) && (!query || query.matches(rec)) && (!filter || filter(rec));
-    return { filter, query, aggregator, text, scoringText, terms, tests, timeOnly, needRecord, accept, sorter };
+    return { filter, query, aggregator, text, scoringText, terms, tests, timeBounds, timeOnly, needRecord, accept, sorter };
   }
 
   private page(t: string, handle: SearchHandle, offset: number, limit: number, started: number): SearchEnvelope {
