@@ -163,7 +163,9 @@ export class Search {
     const mode = searchMode(request);
     if (mode !== 'text' && !prepared) throw new Conflict(`a ${mode} search embeds its query first: call run()`);
     const now = at.replay?.now ?? Date.now();
-    const cutoffs = at.replay?.cutoffs ?? datasetIds.map((d) => this.datasets.state(t, d).seq);
+    // read once: a dataset deleted while the search runs loses its records, not the search
+    const states = datasetIds.map((d) => this.datasets.state(t, d));
+    const cutoffs = at.replay?.cutoffs ?? states.map((s) => s.seq);
     const plan = this.plan(request, now);
     const { filter, query, aggregator, terms, scoringText, text, tests, timeBounds, timeOnly, needRecord, accept, sorter } = plan;
     // a text search ranks by its sort; semantic and hybrid ones rank by relevance, and their ranking is sorted after
@@ -192,7 +194,7 @@ export class Search {
         // without a test per record, the worker keeps the ranking itself and sends only its top
         const ranksItself = mode === 'text' && !needRecord && !at.replay && !sorter;
         const cutoff = cutoffs[ds];
-        const state = this.datasets.state(t, d);
+        const state = states[ds];
         // on a dataset in time order the time filter is a run of seqs [from, to): nothing outside it is read
         const run = timeBounds && state.time_ordered ? seqsInTime(this.store, t, d, cutoff, timeBounds.lo, timeBounds.hi) : { from: 0, to: cutoff + 1 };
         const found = scoringText ? await timed('index', () => this.text.search(t, d, scoringText, { ...options, top: ranksItself ? depth : undefined }, deadline.ms)) : null;
