@@ -20,6 +20,7 @@ import { compileQuery } from './query.js';
 import { fieldWarnings, namedFields } from './fieldWarnings.js';
 import { Deadline } from './deadline.js';
 import { Gate } from './gate.js';
+import { partitionPoint } from '../text/partitionPoint.js';
 import { seqsInTime } from './timeOrder.js';
 import { compileSort, type SortHit, type Sorter } from './sort.js';
 import { TopK } from './topK.js';
@@ -497,15 +498,8 @@ function collapseHits(hits: Hit[], field: string): Hit[] {
 
 /** Where `seq` is among seqs in ascending order, or -1. */
 function indexOfSeq(seqs: Float64Array, seq: number): number {
-  let lo = 0;
-  let hi = seqs.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    if (seqs[mid] === seq) return mid;
-    if (seqs[mid] < seq) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return -1;
+  const at = partitionPoint(0, seqs.length, (k) => seqs[k] < seq);
+  return seqs[at] === seq ? at : -1;
 }
 
 /** The score of a seq among matches in ascending seq order (0 when it is not one). */

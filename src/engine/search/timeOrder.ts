@@ -1,4 +1,5 @@
 import type { Store } from '../store/db.js';
+import { partitionPoint } from '../text/partitionPoint.js';
 import { toEpochMs } from './fieldValue.js';
 
 /**
@@ -12,15 +13,11 @@ export function seqsInTime(store: Store, t: string, d: string, upto: number, lo:
 
 /** The least seq from which every record's time is at or after `ms` (seqs that hold no record count as such). */
 function firstAtOrAfter(store: Store, t: string, d: string, upto: number, ms: number): number {
-  let lo = 0;
-  let hi = upto + 1;
-  while (lo < hi) {
-    const mid = Math.floor((lo + hi) / 2);
-    // the first record at or after `mid`: deleted records leave gaps in seq
-    let time: string | null | undefined;
-    for (const { value } of store.records.getRange({ start: [t, d, mid], end: [t, d, upto + 1], limit: 1 })) time = value.time;
-    if (time === undefined || (toEpochMs(time) ?? -Infinity) >= ms) hi = mid;
-    else lo = mid + 1;
-  }
-  return lo;
+  if (ms === -Infinity) return 0; // an open end needs no search
+  if (ms === Infinity) return upto + 1;
+  // before `seq`: the first record at or after it (deleted records leave gaps) is earlier than `ms`
+  return partitionPoint(0, upto + 1, (seq) => {
+    for (const { value } of store.records.getRange({ start: [t, d, seq], end: [t, d, upto + 1], limit: 1 })) return (toEpochMs(value.time) ?? -Infinity) < ms;
+    return false;
+  });
 }
