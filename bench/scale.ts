@@ -24,6 +24,20 @@ const BASELINE_LINES = 1_000_000;
 
 const status = (pid: number, field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
+/** Resident MiB of the files `pid` maps, by where they lie: the data dir's first two path segments, else "other files". */
+function residentFiles(pid: number, dataDir: string): string {
+  const by = new Map<string, number>();
+  let file: string | undefined;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const mapping = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ [1-9]\d* +(\/.*)$/.exec(line);
+    if (mapping) file = mapping[1].startsWith(dataDir) ? mapping[1].slice(dataDir.length + 1).split('/').slice(0, 2).join('/') : 'other files';
+    else if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) file = undefined;
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss && file) by.set(file, (by.get(file) ?? 0) + Number(rss[1]) / 1024);
+  }
+  return [...by].sort((a, b) => b[1] - a[1]).map(([f, mib]) => `${f} ${fixed(mib, 0)}`).join(', ');
+}
+
 function lineCount(): number {
   const at = process.argv.indexOf('--lines');
   return at > 0 ? Number(process.argv[at + 1]) : 10_000_000;
@@ -108,6 +122,7 @@ export async function scaleBench(): Promise<void> {
     await sampling;
     clearInterval(sampler);
     const peak = status(server.proc.pid!, 'VmHWM');
+    const files = residentFiles(server.proc.pid!, dataDir);
     const afterIngest = await probe();
     await server.stop();
 
@@ -124,6 +139,7 @@ export async function scaleBench(): Promise<void> {
       ['lines/s, first byte → all searchable', Math.round(total / seconds), `MiniSearch addAll of ${mini.lines.toLocaleString('en')} lines: ${Math.round(mini.linesPerSecond)}`],
       ['peak RSS MiB (whole server process)', fixed(peak, 0), `MiniSearch process for ${mini.lines.toLocaleString('en')} lines: ${fixed(mini.peakMiB, 0)}`],
       ['peak anonymous RSS MiB (heap and native, without mapped files)', fixed(peakAnon, 0), ''],
+      ['resident mapped files MiB, all searchable', files, ''],
       ['text segments at the end', segments(), ''],
       ['search p50 / p99 ms after ingest (16 searches)', `${fixed(quantile(afterIngest, 0.5), 1)} / ${fixed(quantile(afterIngest, 0.99), 1)}`, ''],
       ['reopen: svc serve start → first search answered (s)', fixed(reopen, 2), ''],

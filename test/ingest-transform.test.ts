@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { DATA } from './helpers/cli.js';
 import { storedRecord, TRANSFORM_VERSION, type IngestFormat, type NewRecord, type TransformConfig } from '../src/engine/records.js';
 import { parseObject } from '../src/engine/ingest/parse.js';
-import { lineId, logLevel, makeTransform, toIsoTime } from '../src/engine/ingest/transform.js';
+import { lineIds, logLevel, makeTransform, toIsoTime } from '../src/engine/ingest/transform.js';
 
 const CTX = { source_key: 'logs/app.ndjson', bucket: 'raw', etag: 'etag-1', format: 'ndjson' as IngestFormat };
 
@@ -37,8 +37,27 @@ describe('id', () => {
     expect(a.id).toMatch(/^[0-9a-f]{24}$/);
     expect(run({ message: 'other content' }, {}, 42).id).toBe(a.id);
     expect(run({ message: 'm' }, {}, 43).id).not.toBe(a.id);
-    expect(lineId(CTX.source_key, 'etag-2', 42)).not.toBe(a.id);
-    expect(lineId('logs/other', CTX.etag, 42)).not.toBe(a.id);
+    expect(lineIds(CTX.source_key, 'etag-2', false)(42)).not.toBe(a.id);
+    expect(lineIds('logs/other', CTX.etag, false)(42)).not.toBe(a.id);
+  });
+
+  it('orders a dataset\'s derived ids by line within an object, when the dataset keeps them ordered', () => {
+    const ordered = (value: unknown, line: number, ctx: Partial<typeof CTX> = {}) => {
+      const out = makeTransform({}, { ...CTX, ...ctx, ordered_ids: true })(value, line);
+      if ('error' in out) throw new Error(out.error);
+      return out.id;
+    };
+    const object = createHash('sha256').update(JSON.stringify([CTX.source_key, CTX.etag])).digest('hex').slice(0, 16);
+    expect(ordered({ message: 'm' }, 42)).toBe(`${object}0000002a`);
+    expect(ordered('a plain line', 42)).toBe(`${object}0000002a`);
+    expect(ordered({ id: 'named', message: 'm' }, 42)).toBe('named');
+    const lines = [1, 2, 15, 16, 255, 256, 70_000, 2 ** 32 - 1];
+    const ids = lines.map((line) => ordered({ message: 'm' }, line));
+    expect(ids.every((id) => /^[0-9a-f]{24}$/.test(id))).toBe(true);
+    expect([...ids].sort()).toEqual(ids);
+    expect(ordered({ message: 'm' }, 2 ** 32)).toBe(`${object}100000000`); // past 8 digits: longer, still its own
+    expect(ordered({ message: 'm' }, 42, { etag: 'etag-2' }).slice(0, 16)).not.toBe(object);
+    expect(ordered({ message: 'm' }, 42, { source_key: 'logs/other' }).slice(0, 16)).not.toBe(object);
   });
 
   it('ignores an id that is neither string nor number, keeping it in metadata', () => {

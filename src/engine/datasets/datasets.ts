@@ -28,6 +28,8 @@ export interface DatasetState {
   time_ordered?: boolean;
   /** the latest record time committed, in ms, while `time_ordered` */
   last_time?: number;
+  /** ids derived from lines sort in line order (`lineIds`); absent for a dataset made before: hashed */
+  ordered_ids?: boolean;
 }
 
 export class Datasets {
@@ -55,6 +57,7 @@ export class Datasets {
       seq: 0,
       record_count: 0,
       time_ordered: true,
+      ordered_ids: true,
       created_at: at,
       updated_at: at,
     };

@@ -8,7 +8,7 @@ import type { Datasets } from '../datasets/datasets.js';
 import { NotFound } from '../errors.js';
 import { sniffImage, type ImageInfo } from '../ingest/image.js';
 import type { RunState } from '../ingest/runs.js';
-import { lineId } from '../ingest/transform.js';
+import { lineIds } from '../ingest/transform.js';
 import type { StoredRecord } from '../records.js';
 import { fieldValue } from '../search/fieldValue.js';
 import type { Sources } from '../sources/sources.js';
@@ -72,11 +72,12 @@ export class ObjectImages {
     const matches = (rec: StoredRecord | undefined): rec is StoredRecord => rec !== undefined && rec.key === key && rec.line === line;
     // the runs that read the object name its versions (etags) and sources: a derived id each
     const tried = new Set<string>();
+    const ordered = this.datasets.state(t, d).ordered_ids === true;
     for (const { value: run } of scanPrefix<RunState>(this.store.meta, keys.run(t))) {
       if (run.dataset_id !== d || run.key !== key) continue;
       const source = this.sourceById(t, run.source_id);
       if (!source) continue;
-      const id = lineId(source.source_key, run.etag, line);
+      const id = lineIds(source.source_key, run.etag, ordered)(line);
       if (tried.has(id)) continue;
       tried.add(id);
       const seq = this.store.ids.get([t, d, id]);

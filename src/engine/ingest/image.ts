@@ -2,7 +2,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { cleanFilename } from '../blobs/objectKey.js';
 import { TRANSFORM_VERSION, type NewRecord } from '../records.js';
 import type { RunState } from './runs.js';
-import { lineId } from './transform.js';
+import { lineIds } from './transform.js';
 import type { Batch } from './writer.js';
 
 /** What an image object is, read from its first bytes: its type, its size in pixels, its size on disk. */
@@ -123,11 +123,11 @@ function sized(content_type: Found['content_type'], width: number, height: numbe
  * that the object and line find it again), its body the file name the ingest named (else "image"),
  * its metadata what the header told. Nothing when the run is past line 1 already.
  */
-export async function* imageBatches(image: ImageInfo, run: RunState, sourceKey: string): AsyncGenerator<Batch> {
+export async function* imageBatches(image: ImageInfo, run: RunState, sourceKey: string, orderedIds: boolean): AsyncGenerator<Batch> {
   if (run.resume_line >= 1) return;
   const name = run.requested?.filename ? cleanFilename(run.requested.filename) : undefined;
   const record: NewRecord = {
-    id: lineId(sourceKey, run.etag, 1), title: null, body: name ?? 'image', time: null,
+    id: lineIds(sourceKey, run.etag, orderedIds)(1), title: null, body: name ?? 'image', time: null,
     metadata: { content_type: image.content_type, width: image.width, height: image.height, bytes: image.bytes },
     source_key: sourceKey, bucket: run.bucket, etag: run.etag, line: 1, transform_version: TRANSFORM_VERSION,
   };

@@ -225,11 +225,12 @@ export class Ingest {
       }
       // an image (by its magic bytes, never its name) is one record, not lines of text
       const image = sniffImage(this.blobs.path(t, run.bucket, run.key));
+      const orderedIds = this.datasets.state(t, run.dataset_id).ordered_ids === true;
       await pipelineBatches(
         // the one place a run reads its object: a gzip object (by its bytes) is decompressed here, for every way in
         image
-          ? imageBatches(image, run, source.source_key)
-          : batches(() => inflated(this.blobs.read(t, run.bucket, run.key), this.limits.maxDecompressedBytes), run, source.source_key),
+          ? imageBatches(image, run, source.source_key, orderedIds)
+          : batches(() => inflated(this.blobs.read(t, run.bucket, run.key), this.limits.maxDecompressedBytes), run, source.source_key, orderedIds),
         async (batch) => {
           this.space.check('ingest'); // a run stops at the floor, before the disk fills
           return commitBatch(this.store, run, batch);

@@ -11,9 +11,10 @@ export const BATCH_SIZE = 2000;
  * Streams an object through parser and transform into batches, starting after `run.resume_line`.
  * A malformed line goes into the batch's errors; the run goes on.
  */
-export async function* batches(input: CsvInput, run: RunState, sourceKey: string): AsyncGenerator<Batch> {
+export async function* batches(input: CsvInput, run: RunState, sourceKey: string, orderedIds: boolean): AsyncGenerator<Batch> {
   const transform = makeTransform(run.transform, {
     source_key: sourceKey, bucket: run.bucket, etag: run.etag, format: run.format as never, ingested_at: Date.parse(run.ingested_at ?? run.created_at),
+    ordered_ids: orderedIds,
   });
   let batch: Batch = { records: [], errors: [], lastLine: run.resume_line };
   for await (const item of parseObject(input, run.format as never)) {
