@@ -1,6 +1,6 @@
 /**
- * Newest first by time, and the last tenth of the records' time span (alone, with an aggregation,
- * with text), on a dataset whose records arrived in time order (only the run of seqs in the range
+ * Newest first by time (without text, and with text matching every record), and the last tenth of
+ * the records' time span (alone, with an aggregation, with text), on a dataset whose records arrived in time order (only the run of seqs in the range
  * is read) against the same records with one of them out of order (every record read), in the same run.
  */
 import { Readable } from 'node:stream';
@@ -43,6 +43,7 @@ export async function sortTimeBench(): Promise<void> {
         ['time: last tenth', { time: lastTenth }],
         ['last tenth + terms agg', { time: lastTenth, aggregations: [{ name: 'levels', type: 'terms', field: 'metadata.level' }] }],
         ['last tenth + text', { time: lastTenth, text: 'served' }],
+        ['text, sort: time', { text: 'served', sort: [{ field: 'time' }] }],
       ];
       for (const [what, request] of searches) {
         const took: number[] = [];

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../src/api/limits.js';
 import type { Caller } from '../src/engine/auth/caller.js';
 import { Engine } from '../src/engine/index.js';
+import { newestMatches } from '../src/engine/search/timeOrder.js';
 import type { Store } from '../src/engine/store/db.js';
 import { tempDir } from './helpers/cli.js';
 
@@ -68,6 +69,8 @@ async function rangeLimits<T>(fn: () => Promise<T>): Promise<{ out: T; limits: (
 const byTime = (datasets: string[], limit: number) => engine.search.run(caller, { datasets, limit, sort: [{ field: 'time' }] });
 
 const inOrder = events(0, 6000, 'a');
+// more matches than a ranking holds, in time order; every third pair of records says "event" twice (a higher score)
+const long = events(0, LIMITS.rankingDepth + 2000, 'c').map((r, i) => (Math.floor(i / 2) % 3 === 0 ? { ...r, msg: `${r.msg} event` } : r));
 // more records than a ranking holds, one of the first of them a day ahead: newest by time, and oldest by seq
 const outOfOrder = [...events(0, 100, 'b'), { id: 'b-ahead', time: new Date(START + 86_400_000).toISOString(), msg: 'a day ahead' }, ...events(100, LIMITS.rankingDepth + 2000, 'b')];
 
@@ -76,10 +79,11 @@ beforeAll(async () => {
   engine = await Engine.open(dir.path);
   await engine.init('sorted', 'admin@localhost');
   caller = engine.localCaller();
-  for (const d of ['ordered', 'shuffled']) await engine.datasets.create(caller, { dataset_id: d, semantic: false });
+  for (const d of ['ordered', 'shuffled', 'long']) await engine.datasets.create(caller, { dataset_id: d, semantic: false });
   await ingest('ordered', inOrder.slice(0, 4000)); // two runs: the order holds across them
   await ingest('ordered', inOrder.slice(4000));
   await ingest('shuffled', outOfOrder);
+  await ingest('long', long);
 });
 
 afterAll(async () => {
@@ -115,6 +119,41 @@ describe('sort by time, newest first', () => {
     const both = await byTime(['ordered', 'shuffled'], 40);
     expect(both.records.map((r) => r.id)).toEqual(expected([{ id: 'ordered', rows: inOrder }, { id: 'shuffled', rows: outOfOrder }]).slice(0, 40));
     expect(both.total.value).toBe(inOrder.length + outOfOrder.length);
+  });
+
+  it('ranks a text search by time from the newest matches of a dataset in time order, reading only theirs', async () => {
+    const { out, gets, limits } = await rangeLimits(() => engine.search.run(caller, { datasets: ['long'], text: 'event', limit: 25, sort: [{ field: 'time' }] }));
+    expect(out.total).toEqual({ relation: 'eq', value: long.length });
+    // times tie only within a pair, and a pair's records score alike: newest by time is newest by seq
+    expect(out.records.map((r) => r.id)).toEqual(long.slice(-25).reverse().map((r) => r.id));
+    expect(limits.every((limit) => limit === 1)).toBe(true); // no scan: a binary search's probes only
+    expect(gets).toBeGreaterThanOrEqual(LIMITS.rankingDepth);
+    expect(gets).toBeLessThanOrEqual(LIMITS.rankingDepth + 1 + 25 + 40); // the newest, the one tie below them, the page, the tie's binary search
+    const next = await engine.search.run(caller, { cursor: out.next_cursor!, limit: 25 });
+    expect(next.records.map((r) => r.id)).toEqual(long.slice(-50, -25).reverse().map((r) => r.id));
+    // with the other dataset, in one order by time
+    const both = await engine.search.run(caller, { datasets: ['ordered', 'long'], text: 'event', limit: 40, sort: [{ field: 'time' }] });
+    expect(both.total.value).toBe(inOrder.length + long.length);
+    const byTimeThenSeq = [...inOrder.map((r, seq) => ({ ...r, ds: 0, seq })), ...long.map((r, seq) => ({ ...r, ds: 1, seq }))]
+      .sort((a, b) => Date.parse(b.time) - Date.parse(a.time) || a.ds - b.ds || b.seq - a.seq);
+    expect(both.records.map((r) => r.id)).toEqual(byTimeThenSeq.slice(0, 40).map((r) => r.id));
+  });
+
+  it('takes the newest matches and every match tied in time with the oldest of them', async () => {
+    const store = (engine as unknown as { store: Store }).store;
+    const seqs = Float64Array.from({ length: 20 }, (_, i) => 20 - i); // the first 20 records: times tie in pairs (1 and 2, 3 and 4, …)
+    const found = { seqs, scores: seqs.map((s) => s / 100) };
+    const turns = { due: () => false, pause: async () => {} };
+    const state = engine.datasets.state(caller.tenant_id, 'ordered');
+    const take = async (run: { from: number; to: number }, depth: number) => {
+      const got = await newestMatches(store, caller.tenant_id, 'ordered', found, run, state.seq, depth, turns);
+      return { seqs: got.matches.map((m) => m.seq).sort((a, b) => b - a), count: got.count, scored: got.matches.every((m) => m.score === m.seq / 100 && m.rec.seq === m.seq) };
+    };
+    expect(await take({ from: 0, to: 21 }, 5)).toEqual({ seqs: [20, 19, 18, 17, 16, 15], count: 20, scored: true }); // 15 shares 16's time
+    expect(await take({ from: 0, to: 21 }, 4)).toEqual({ seqs: [20, 19, 18, 17], count: 20, scored: true }); // 17's tie is 18, already in
+    expect(await take({ from: 8, to: 15 }, 2)).toEqual({ seqs: [14, 13], count: 7, scored: true });
+    expect(await take({ from: 8, to: 15 }, 3)).toEqual({ seqs: [14, 13, 12, 11], count: 7, scored: true });
+    expect(await take({ from: 12, to: 15 }, 3)).toEqual({ seqs: [14, 13, 12], count: 3, scored: true }); // everything: no tie to look for
   });
 
   it('answers a time range on a dataset in time order from a run of seqs, deleted records left out', async () => {

@@ -21,7 +21,7 @@ import { fieldWarnings, namedFields } from './fieldWarnings.js';
 import { Deadline } from './deadline.js';
 import { Gate } from './gate.js';
 import { partitionPoint } from '../text/partitionPoint.js';
-import { seqsInTime } from './timeOrder.js';
+import { newestMatches, seqsInTime } from './timeOrder.js';
 import { compileSort, type SortHit, type Sorter } from './sort.js';
 import { TopK } from './topK.js';
 import { FUSION_NAME, SEMANTIC_DEPTH, type PreparedQuery, type SemanticSearch } from '../vector/semanticSearch.js';
@@ -206,6 +206,13 @@ export class Search {
           textSeqs[ds] = found!.seqs;
           if (ranksItself) total += found!.total - found!.seqs.length;
           if (ranksItself && datasetIds.length === 1) ranking = [];
+          if (textSorter?.newestByTime && (!tests || timeOnly) && state.time_ordered) {
+            // where time follows seq, only the newest matches (and their ties by time) can rank: only their records are read
+            const newest = await newestMatches(this.store, t, d, found!, run, cutoff, depth, deadline);
+            for (const m of newest.matches) top.push(seen({ ds, seq: m.seq, score: m.score, rec: m.rec }));
+            total += newest.count;
+            continue;
+          }
           for (let i = 0; i < found!.seqs.length; i++) {
             if (deadline.due()) await deadline.pause(); // first: a record the filters refuse goes on to the next one
             const seq = found!.seqs[i];
