@@ -16,6 +16,8 @@ const dataDir: string = workerData.dataDir;
 const segmentRecords: number = workerData.segmentRecords;
 /** How long a merge works before the worker looks at its messages again. */
 const MERGE_SLICE_MS = 20;
+/** The most a merge works right after an add, so that a search waits no longer for it. */
+const PAID_MERGE_MAX_MS = 100;
 const store = openStore(dataDir, { mapSize: workerData.mapSize }); // the main thread's cap
 /** open indexes by `tenant/dataset`, with the configuration each was opened with */
 const open = new Map<string, { index: TextIndex; config: string }>();
@@ -74,8 +76,12 @@ function snapshotAll(): { t: string; d: string; gone: number[]; error?: string }
 
 function handle(req: TextRequest): unknown {
   switch (req.op) {
-    case 'add':
-      return index(req.target).add(req.records);
+    case 'add': {
+      const idx = index(req.target);
+      const started = Date.now();
+      idx.add(req.records);
+      return payMerges(idx, Date.now() - started);
+    }
     case 'catchUp':
       return index(req.target).catchUp();
     case 'search':
@@ -132,6 +138,25 @@ function handle(req: TextRequest): unknown {
 }
 
 /**
+ * An add is followed by as long again of its index's merges, when it has any to do: merges between
+ * messages alone starve while adds keep the worker busy (a long ingest ended with 140 segments
+ * where 14 were due), and each segment more costs every search. Ingest slows by at most half.
+ */
+function payMerges(idx: TextIndex, spentMs: number): void {
+  mergeSlice(idx, Date.now() + Math.min(spentMs, PAID_MERGE_MAX_MS));
+}
+
+/** `idx`'s merges until `until`; answers whether more are due. One that fails is reported, and tried again later. */
+function mergeSlice(idx: TextIndex, until: number): boolean {
+  try {
+    return idx.mergeStep(until);
+  } catch (err) {
+    parentPort!.postMessage({ problem: 'text_merge_failed', error: (err as Error).message, t: idx.tenantId, d: idx.datasetId } satisfies TextReply);
+    return false;
+  }
+}
+
+/**
  * Merges run between messages, a slice at a time, so that a search waits at most one slice for
  * them. A merge that fails (a full disk) leaves the old segments serving; it is tried again later.
  */
@@ -142,11 +167,7 @@ function mergeSoon(): void {
     let more = false;
     for (const map of [open, staging]) {
       for (const { index: idx } of map.values()) {
-        try {
-          more = idx.mergeStep(Date.now() + MERGE_SLICE_MS) || more;
-        } catch (err) {
-          parentPort!.postMessage({ problem: 'text_merge_failed', error: (err as Error).message, t: idx.tenantId, d: idx.datasetId } satisfies TextReply);
-        }
+        more = mergeSlice(idx, Date.now() + MERGE_SLICE_MS) || more;
         if (more) return mergeSoon();
       }
     }
