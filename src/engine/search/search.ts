@@ -168,7 +168,7 @@ export class Search {
     const states = datasetIds.map((d) => this.datasets.state(t, d));
     const cutoffs = at.replay?.cutoffs ?? states.map((s) => s.seq);
     const plan = this.plan(request, now);
-    const { filter, query, aggregator, terms, scoringText, text, tests, timeBounds, timeOnly, needRecord, accept, sorter } = plan;
+    const { filter, query, aggregator, terms, scoringText, text, timeBounds, timeOnly, runOnly, needRecord, accept, sorter } = plan;
     // a text search ranks by its sort; semantic and hybrid ones rank by relevance, and their ranking is sorted after
     const textSorter = mode === 'text' ? sorter : null;
     const collapse = request.collapse?.field;
@@ -206,7 +206,7 @@ export class Search {
           textSeqs[ds] = found!.seqs;
           if (ranksItself) total += found!.total - found!.seqs.length;
           if (ranksItself && datasetIds.length === 1) ranking = [];
-          if (textSorter?.newestByTime && (!tests || timeOnly) && state.time_ordered) {
+          if (textSorter?.newestByTime && runOnly && state.time_ordered) {
             // where time follows seq, only the newest matches (and their ties by time) can rank: only their records are read
             const newest = await newestMatches(this.store, t, d, found!, run, cutoff, depth, deadline);
             for (const m of newest.matches) top.push(seen({ ds, seq: m.seq, score: m.score, rec: m.rec }));
@@ -235,7 +235,7 @@ export class Search {
           total += state.record_count;
           continue;
         }
-        if ((!tests || timeOnly) && !found && (!textSorter || textSorter.newestByTime) && state.time_ordered && !at.replay && cutoff === state.seq) {
+        if (runOnly && !found && (!textSorter || textSorter.newestByTime) && state.time_ordered && !at.replay && cutoff === state.seq) {
           // where time follows seq, newest by time (or by seq) within a time range is newest by seq within a run of seqs:
           // the newest `depth` of them, and their count (records read only for a sort: their times order several datasets)
           const within = { ...range, limit: depth };
@@ -311,14 +311,17 @@ export class Search {
     const sorter = compileSort(request.sort, mode !== 'text' || Boolean(scoringText), better);
     // a text search sorted by a record field reads every match's record; a semantic or hybrid one only those of its ranking
     const content = request.content_filter ? CONTENT_FILTERS[request.content_filter] : null;
-    const tests = Boolean(filter || query || aggregator || content || request.collapse?.field);
+    const others = Boolean(query || aggregator || content || request.collapse?.field);
+    const tests = Boolean(filter) || others;
     // a filter on the record's time: on a dataset in time order, a run of seqs (see timeOrder.ts)
     const bounds = request.time ? timeRange(request.time, new Date(now)) : null;
     const timeBounds = bounds && TIME_ALIASES.has(bounds.field) ? bounds : null;
-    const timeOnly = timeBounds && !request.where?.length && !query && !aggregator && !content && !request.collapse?.field;
+    const timeOnly = Boolean(timeBounds) && !request.where?.length && !others;
+    // on a dataset in time order every record of the run of seqs matches: none needs a test
+    const runOnly = !tests || timeOnly;
     const needRecord = tests || (mode === 'text' && Boolean(sorter?.readsRecords));
     const accept = (rec: StoredRecord) => (!content || content(rec)) && (!query || query.matches(rec)) && (!filter || filter(rec));
-    return { filter, query, aggregator, text, scoringText, terms, tests, timeBounds, timeOnly, needRecord, accept, sorter };
+    return { filter, query, aggregator, text, scoringText, terms, timeBounds, timeOnly, runOnly, needRecord, accept, sorter };
   }
 
   private page(t: string, handle: SearchHandle, offset: number, limit: number, started: number): SearchEnvelope {

@@ -2,10 +2,8 @@ import type { StoredRecord } from '../records.js';
 import type { Store } from '../store/db.js';
 import { partitionPoint } from '../text/partitionPoint.js';
 import { toEpochMs } from './fieldValue.js';
+import type { Deadline } from './deadline.js';
 import { TopK } from './topK.js';
-
-/** A long loop's way to let other work run (a search's deadline). */
-interface Turns { due(): boolean; pause(): Promise<void> }
 
 /**
  * On a dataset whose records are in time order (`DatasetState.time_ordered`), the records up to
@@ -37,7 +35,7 @@ export interface NewestMatch { seq: number; score: number; rec: StoredRecord }
  */
 export async function newestMatches(
   store: Store, t: string, d: string, found: { seqs: Float64Array; scores: Float64Array },
-  run: { from: number; to: number }, upto: number, depth: number, turns: Turns,
+  run: { from: number; to: number }, upto: number, depth: number, turns: Pick<Deadline, 'due' | 'pause'>,
 ): Promise<{ matches: NewestMatch[]; count: number }> {
   const { seqs, scores } = found;
   const newest = new TopK<number>(depth, (a, b) => seqs[a] > seqs[b]);

@@ -80,7 +80,8 @@ function handle(req: TextRequest): unknown {
       const idx = index(req.target);
       const started = Date.now();
       idx.add(req.records);
-      return payMerges(idx, Date.now() - started);
+      payMerges(idx, Date.now() - started);
+      return null;
     }
     case 'catchUp':
       return index(req.target).catchUp();
