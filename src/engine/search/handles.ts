@@ -9,8 +9,8 @@ import { BoundedCache } from './cache.js';
 export interface RankedHit { ds: number; seq: number; score: number }
 
 /**
- * A stored search: what was asked, over which datasets, and — once a second page may be asked
- * for — its ranking frozen, so that every page of it comes from the same list.
+ * A stored search: what was asked, over which datasets, and what it counted. Its ranking is held
+ * beside it (`SearchHandles.ranking`), so that every page of it comes from the same list.
  */
 export interface SearchHandle {
   search_id: string;
@@ -32,24 +32,45 @@ export interface SearchHandle {
   expires_at: string;
 }
 
-const HIT_BYTES = 16;
-
-function pack(hits: RankedHit[]): Buffer {
-  const buf = Buffer.allocUnsafe(hits.length * HIT_BYTES);
-  hits.forEach((h, i) => {
-    buf.writeUInt32LE(h.ds, i * HIT_BYTES);
-    buf.writeUInt32LE(h.seq, i * HIT_BYTES + 4);
-    buf.writeDoubleLE(h.score, i * HIT_BYTES + 8);
-  });
-  return buf;
+/** A ranking a handle holds for its pages: its hits from..to, read when asked for. */
+export interface HeldRanking {
+  /** how many hits it holds (fewer once a lazy one finds records gone) */
+  readonly length: number;
+  /** the most memory it takes: what the cache counts */
+  readonly bytes: number;
+  hits(from: number, to: number): RankedHit[];
 }
 
-function unpack(buf: Buffer, from: number, to: number): RankedHit[] {
-  const out: RankedHit[] = [];
-  for (let i = from; i < Math.min(to, buf.length / HIT_BYTES); i++) {
-    out.push({ ds: buf.readUInt32LE(i * HIT_BYTES), seq: buf.readUInt32LE(i * HIT_BYTES + 4), score: buf.readDoubleLE(i * HIT_BYTES + 8) });
+export const HIT_BYTES = 16;
+
+/** A ranking computed whole, packed into 16 bytes a hit. */
+export class PackedRanking implements HeldRanking {
+  private readonly buf: Buffer;
+
+  constructor(hits: RankedHit[]) {
+    this.buf = Buffer.allocUnsafe(hits.length * HIT_BYTES);
+    hits.forEach((h, i) => {
+      this.buf.writeUInt32LE(h.ds, i * HIT_BYTES);
+      this.buf.writeUInt32LE(h.seq, i * HIT_BYTES + 4);
+      this.buf.writeDoubleLE(h.score, i * HIT_BYTES + 8);
+    });
   }
-  return out;
+
+  get length(): number {
+    return this.buf.length / HIT_BYTES;
+  }
+
+  get bytes(): number {
+    return this.buf.length;
+  }
+
+  hits(from: number, to: number): RankedHit[] {
+    const out: RankedHit[] = [];
+    for (let i = from; i < Math.min(to, this.length); i++) {
+      out.push({ ds: this.buf.readUInt32LE(i * HIT_BYTES), seq: this.buf.readUInt32LE(i * HIT_BYTES + 4), score: this.buf.readDoubleLE(i * HIT_BYTES + 8) });
+    }
+    return out;
+  }
 }
 
 /** How long a handle may be paged through; the cache may drop it sooner when full. */
@@ -58,10 +79,10 @@ const CACHE = { entries: 10_000, bytes: 64 * 2 ** 20, ttlMs: HANDLE_TTL_MS };
 
 /** Search handles and their rankings, in memory only: a search writes nothing to disk. */
 export class SearchHandles {
-  private readonly cache = new BoundedCache<{ handle: SearchHandle; hits?: Buffer }>(CACHE);
+  private readonly cache = new BoundedCache<{ handle: SearchHandle; ranking: HeldRanking }>(CACHE);
 
   /** `searchId` is that of the search a cursor runs again; else a new one. */
-  create(tenantId: string, fields: Omit<SearchHandle, 'search_id' | 'created_at' | 'expires_at'>, ranking?: RankedHit[], searchId = newId('srch')): SearchHandle {
+  create(tenantId: string, fields: Omit<SearchHandle, 'search_id' | 'created_at' | 'expires_at'>, ranking: HeldRanking, searchId = newId('srch')): SearchHandle {
     const created = Date.now();
     const handle: SearchHandle = {
       search_id: searchId,
@@ -70,8 +91,7 @@ export class SearchHandles {
       created_at: new Date(created).toISOString(),
       expires_at: new Date(created + HANDLE_TTL_MS).toISOString(),
     };
-    const hits = ranking && pack(ranking);
-    this.cache.set(`${tenantId}/${handle.search_id}`, { handle, hits }, (hits?.length ?? 0) + JSON.stringify(handle).length);
+    this.cache.set(`${tenantId}/${handle.search_id}`, { handle, ranking }, ranking.bytes + JSON.stringify(handle).length);
     return handle;
   }
 
@@ -79,10 +99,9 @@ export class SearchHandles {
     return this.cache.get(`${tenantId}/${searchId}`)?.handle;
   }
 
-  /** The frozen ranking from `from` (inclusive) to `to` (exclusive). */
-  hits(tenantId: string, searchId: string, from: number, to: number): RankedHit[] {
-    const hits = this.cache.get(`${tenantId}/${searchId}`)?.hits;
-    return hits ? unpack(hits, from, to) : [];
+  /** The ranking a handle's pages come from, while the handle is held. */
+  ranking(tenantId: string, searchId: string): HeldRanking | undefined {
+    return this.cache.get(`${tenantId}/${searchId}`)?.ranking;
   }
 }
 

@@ -15,7 +15,8 @@ import type { TextIndexes } from '../text/textIndexes.js';
 import { createAggregator } from './aggregations.js';
 import { fieldValue, TIME_ALIASES } from './fieldValue.js';
 import { compileFilters, timeRange } from './filters.js';
-import { decodeCursor, encodeCursor, invalidCursor, type Frozen, type RankedHit, type SearchHandle, SearchHandles } from './handles.js';
+import { decodeCursor, encodeCursor, invalidCursor, type Frozen, type HeldRanking, PackedRanking, type RankedHit, type SearchHandle, SearchHandles } from './handles.js';
+import { NewestFirst, type SeqRun } from './newestFirst.js';
 import { compileQuery } from './query.js';
 import { fieldWarnings, namedFields } from './fieldWarnings.js';
 import { Deadline } from './deadline.js';
@@ -51,7 +52,7 @@ export interface SearchLimits {
 interface Hit extends SortHit { rec?: StoredRecord; group?: string }
 /** One record of an answer and where it lives: what views copy and exports write. */
 export interface Found { dataset_id: string; seq: number; record: ResultRecord }
-interface Ranking { hits: Hit[]; total: number; terms: Set<string>; scoreKind: string; mode: string; aggregations: Record<string, unknown>; cutoffs: number[]; now: number }
+interface Ranking { ranking: HeldRanking; total: number; terms: Set<string>; scoreKind: string; mode: string; aggregations: Record<string, unknown>; cutoffs: number[]; now: number }
 /** Which page of a search to answer; `replay` runs a search again for a cursor whose handle is gone. */
 interface Page { offset: number; limit?: number; replay?: { search_id: string; cutoffs: number[]; now: number } }
 
@@ -72,6 +73,7 @@ const CONTENT_FILTERS: Record<string, (rec: StoredRecord) => boolean> = {
  * and aggregated; the best `LIMITS.rankingDepth` of them are kept, in memory, for the pages —
  * best by score, newest first without scoring text, or first by the request's `sort`. A text
  * search ranks by its sort; a semantic or hybrid one ranks by relevance and sorts that ranking.
+ * Newest first with nothing to score or test is read a page at a time instead (newestFirst.ts).
  */
 export class Search {
   constructor(
@@ -147,15 +149,15 @@ export class Search {
   private async collect(t: string, request: SearchRequest, datasetIds: string[], started: number, at: Page, deadline: Deadline, prepared?: PreparedQuery): Promise<SearchEnvelope> {
     const limit = at.limit ?? request.limit ?? DEFAULT_LIMIT;
     const r = await this.rank(t, request, datasetIds, at, LIMITS.rankingDepth, deadline, prepared);
-    const page = this.results(t, datasetIds, r.hits.slice(at.offset, at.offset + limit), r.scoreKind, r.terms);
+    const page = this.results(t, datasetIds, r.ranking.hits(at.offset, at.offset + limit), r.scoreKind, r.terms);
     const end = at.offset + page.used;
     const handle = this.handles.create(
       t,
-      { request, datasets: datasetIds, mode: r.mode, score_kind: r.scoreKind, terms: [...r.terms], aggregations: r.aggregations, total: r.total, ranked: r.hits.length, cutoffs: r.cutoffs, now: r.now },
-      r.hits,
+      { request, datasets: datasetIds, mode: r.mode, score_kind: r.scoreKind, terms: [...r.terms], aggregations: r.aggregations, total: r.total, ranked: r.ranking.length, cutoffs: r.cutoffs, now: r.now },
+      r.ranking,
       at.replay?.search_id,
     );
-    return this.envelope(t, handle, page.records, r.hits.length > end ? encodeCursor(handle, end) : null, started);
+    return this.envelope(t, handle, page.records, r.ranking.length > end ? encodeCursor(handle, end) : null, started);
   }
 
   /** Every match of the request counted and aggregated; the best `depth` of them ranked. */
@@ -183,6 +185,13 @@ export class Search {
       return h;
     };
     const top = new TopK<Hit>(depth, textSorter ? textSorter.before : better);
+    // with nothing to score, and nothing to test beyond a run of seqs (runOnly), a dataset's matches are its run when
+    // its time filter is one (or it has none) and it is counted now, and they rank newest by seq first unless a sort says
+    // otherwise: newest by time is that where time follows seq
+    const exact = (ds: number) => !scoringText && runOnly && cutoffs[ds] === states[ds].seq && (states[ds].time_ordered || !timeBounds);
+    const bySeq = (ds: number) => !textSorter || (textSorter.newestByTime && states[ds].time_ordered);
+    // when every dataset's are, the ranking is the runs one after another, read as its pages ask (newestFirst.ts)
+    const runs: SeqRun[] | null = mode === 'text' && (!textSorter || datasetIds.length === 1) && datasetIds.every((_, ds) => exact(ds) && bySeq(ds)) ? [] : null;
     // one dataset whose worker ranked it: its order is the ranking's, with no heap to go through
     let ranking: Hit[] | null = null;
     let total = 0;
@@ -229,17 +238,12 @@ export class Search {
         // no text: every record, newest first; the free terms of q (if any) give it a score
         const score = found ? scoreLookup(found.seqs, found.scores) : () => 0;
         const range = { start: [t, d, run.to - 1], end: [t, d, run.from - 1], reverse: true };
-        if (!needRecord && !found && !textSorter && !at.replay && cutoff === state.seq) {
-          // newest first with nothing to test or score: the newest `depth` keys, and the dataset's count
-          for (const key of this.store.records.getKeys({ ...range, limit: depth })) top.push({ ds, seq: key[2] as number, score: 0 });
-          total += state.record_count;
-          continue;
-        }
-        if (runOnly && !found && (!textSorter || textSorter.newestByTime) && state.time_ordered && !at.replay && cutoff === state.seq) {
-          // where time follows seq, newest by time (or by seq) within a time range is newest by seq within a run of seqs:
-          // the newest `depth` of them, and their count (records read only for a sort: their times order several datasets)
+        const count = () => (timeOnly ? this.store.records.getKeysCount({ start: [t, d, run.from], end: [t, d, run.to] }) : state.record_count);
+        if (exact(ds) && bySeq(ds)) {
+          // the newest `depth` of the run; records read only for a sort, whose times order several datasets together
           const within = { ...range, limit: depth };
-          if (textSorter) for (const { value: rec } of this.store.records.getRange(within)) top.push(seen({ ds, seq: rec.seq, score: 0, rec }));
+          if (runs) runs.push({ ds, dataset_id: d, ...run });
+          else if (textSorter) for (const { value: rec } of this.store.records.getRange(within)) top.push(seen({ ds, seq: rec.seq, score: 0, rec }));
           else for (const key of this.store.records.getKeys(within)) top.push({ ds, seq: key[2] as number, score: 0 });
           total += timeOnly ? this.store.records.getKeysCount({ start: [t, d, run.from], end: [t, d, run.to] }) : state.record_count;
           continue;
@@ -263,6 +267,7 @@ export class Search {
     }
 
     deadline.check(); // however few pauses it took
+    if (runs) return { ranking: new NewestFirst(this.store, t, runs, Math.min(depth, total)), total, terms, scoreKind: 'none', mode, aggregations: {}, cutoffs, now };
     let hits = ranking ?? (await top.drain(deadline));
     if (prepared) {
       const k = Math.max(limit, SEMANTIC_DEPTH);
@@ -280,7 +285,7 @@ export class Search {
       total = groups!.size;
     }
     const scoreKind = SCORE_KIND[mode] ?? (scoringText ? 'bm25' : 'none');
-    return { hits, total, terms, scoreKind, mode, aggregations: aggregator?.result() ?? {}, cutoffs, now };
+    return { ranking: new PackedRanking(hits), total, terms, scoreKind, mode, aggregations: aggregator?.result() ?? {}, cutoffs, now };
   }
 
   /**
@@ -325,10 +330,10 @@ export class Search {
   }
 
   private page(t: string, handle: SearchHandle, offset: number, limit: number, started: number): SearchEnvelope {
-    const hits = this.handles.hits(t, handle.search_id, offset, offset + limit);
-    const page = this.results(t, handle.datasets, hits, handle.score_kind, new Set(handle.terms));
+    const ranking = this.handles.ranking(t, handle.search_id);
+    const page = this.results(t, handle.datasets, ranking?.hits(offset, offset + limit) ?? [], handle.score_kind, new Set(handle.terms));
     const end = offset + page.used;
-    return this.envelope(t, handle, page.records, end < handle.ranked ? encodeCursor(handle, end) : null, started);
+    return this.envelope(t, handle, page.records, end < (ranking?.length ?? 0) ? encodeCursor(handle, end) : null, started);
   }
 
   /**
@@ -403,7 +408,8 @@ export class Search {
     const t = caller.tenant_id;
     if ('searchId' in source) {
       const h = this.handle(caller, source.searchId);
-      yield* this.batches(t, h.datasets, this.handles.hits(t, h.search_id, 0, h.ranked), h.score_kind, new Set(h.terms));
+      const ranking = this.handles.ranking(t, h.search_id);
+      if (ranking) yield* this.batches(t, h.datasets, ranking, h.score_kind, new Set(h.terms));
       return;
     }
     const { request, datasets, cutoffs, now } = source;
@@ -420,13 +426,13 @@ export class Search {
     } finally {
       leave();
     }
-    if (r.hits.length > max) throw tooMany(max);
-    yield* this.batches(t, datasets, r.hits, r.scoreKind, r.terms);
+    if (r.ranking.length > max) throw tooMany(max);
+    yield* this.batches(t, datasets, r.ranking, r.scoreKind, r.terms);
   }
 
-  private async *batches(t: string, datasets: string[], hits: Hit[], scoreKind: string, terms: Set<string>): AsyncGenerator<Found[]> {
-    for (let i = 0; i < hits.length; ) {
-      const { found, used } = this.found(t, datasets, hits.slice(i, i + BATCH), scoreKind, terms);
+  private async *batches(t: string, datasets: string[], ranking: HeldRanking, scoreKind: string, terms: Set<string>): AsyncGenerator<Found[]> {
+    for (let i = 0; i < ranking.length; ) {
+      const { found, used } = this.found(t, datasets, ranking.hits(i, i + BATCH), scoreKind, terms);
       i += used;
       if (found.length > 0) yield found;
       await nextTurn(); // a consumer whose writes resolve at once would otherwise never let the loop turn
