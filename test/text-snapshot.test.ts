@@ -1,63 +1,74 @@
-import MiniSearch, { type Options } from 'minisearch';
+/**
+ * The in-memory segment's snapshot is a segment file with the index's meta in its footer: read
+ * back, it holds and scores exactly what was written, and goes on growing the same.
+ */
 import { readFileSync, truncateSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { Engine } from '../src/engine/index.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { normalizeTerm, tokenize } from '../src/engine/text/analyzer.js';
-import { readSnapshot, writeSnapshot } from '../src/engine/text/snapshot.js';
+import { scoreSegments } from '../src/engine/text/bm25.js';
+import { LiveSegment } from '../src/engine/text/liveSegment.js';
+import { BM25 } from '../src/engine/text/textIndex.js';
 import { DATA, tempDir } from './helpers/cli.js';
+import { fieldText, liveContents, newLive } from './helpers/liveSegment.js';
 
-interface Doc { seq: number; title: string; body: string }
-const options: Options<Doc> = { idField: 'seq', fields: ['title', 'body'], storeFields: [], tokenize, processTerm: normalizeTerm };
+const FIELDS = ['title', 'body'];
 const lines = readFileSync(join(DATA, 'loghub', 'OpenSSH', 'OpenSSH_2k.log'), 'utf8').split(/\r?\n/).filter((l) => l !== '');
-const docs = lines.map((body, i): Doc => ({ seq: i + 1, title: i % 3 === 0 ? `sshd host ${i % 7}` : '', body }));
-const QUERIES = ['authentication failure', 'invalid user', 'Failed password for root', 'sshd', 'reverse mapping checking getaddrinfo', 'zzz nothing'];
+const docs = lines.map((body, i) => ({ seq: i + 1, replaces: undefined, title: i % 3 === 0 ? `sshd host ${i % 7}` : null, body }));
+const QUERIES = [['authent', 'failur'], ['invalid', 'user'], ['fail', 'password', 'root'], ['sshd'], ['zzz']];
 
-const results = (mini: MiniSearch<Doc>) => QUERIES.map((q) => mini.search(q, { fuzzy: 0.2, prefix: true, boost: { title: 2 } }).map((r) => [r.id, r.score.toFixed(9), [...r.terms].sort()]));
+const read = <M>(path: string) => LiveSegment.read<M>(path, FIELDS.length, fieldText(FIELDS), tokenize, normalizeTerm);
+/** Every query's best 20 as [seq, score] pairs. */
+const results = (live: LiveSegment) =>
+  QUERIES.map((terms) => {
+    const r = scoreSegments([live], terms.map((term) => ({ term, weight: 1 })), [2, 1], BM25, Date.now() + 60_000, 20);
+    return [...r.seqs].map((seq, i) => [seq, r.scores[i].toFixed(9)]);
+  });
 
-describe('text index snapshot', () => {
+describe('the in-memory segment snapshot', () => {
   const dir = tempDir('svc-snapshot-');
   afterAll(() => dir.remove());
   const path = join(dir.path, 'text.snapshot');
 
-  it('loads back an index that answers exactly as the one written, and goes on growing the same', async () => {
-    const mini = new MiniSearch(options);
-    mini.addAll(docs.slice(0, 1500));
-    for (const seq of [3, 10, 11, 700, 1500]) mini.discard(seq); // leaves their postings behind until a vacuum
-    writeSnapshot(path, mini, { seq: 1500, note: 'ü' }); // leaves them out
-    await mini.vacuum(); // MiniSearch scores an index with such postings slightly off until then
+  it('reads back a segment that holds and scores exactly as the one written, and goes on growing the same', () => {
+    const live = newLive(FIELDS);
+    for (const doc of docs.slice(0, 1500)) live.add(doc);
+    for (const seq of [3, 10, 11, 700, 1500]) live.remove(seq);
+    live.write(path, { seq: 1500, note: 'ü' }, FIELDS); // removed records are left out
 
-    const loaded = readSnapshot<{ seq: number; note: string }, Doc>(path, options)!;
+    const loaded = read<{ seq: number; note: string }>(path);
     expect(loaded.meta).toEqual({ seq: 1500, note: 'ü' });
-    expect(loaded.mini.documentCount).toBe(1495);
-    expect(results(loaded.mini)).toEqual(results(mini));
-    expect(results(mini)[0].length).toBeGreaterThan(10);
+    expect(loaded.live.docs).toBe(1495);
+    expect(loaded.live.clean).toBe(true);
+    expect(liveContents(loaded.live, FIELDS.length)).toEqual(liveContents(live, FIELDS.length));
+    expect(loaded.live.totalLength).toEqual(live.totalLength);
+    expect(results(loaded.live)).toEqual(results(live));
+    expect(results(live)[0].length).toBe(20);
 
-    // written again while most of its terms are still unread from the first file
-    const again = join(dir.path, 'again.snapshot');
-    writeSnapshot(again, readSnapshot(path, options)!.mini, { seq: 1500 });
-    expect(results(readSnapshot(again, options)!.mini)).toEqual(results(mini));
-
-    for (const m of [mini, loaded.mini]) {
-      m.addAll(docs.slice(1500));
-      m.discard(1);
-      m.replace({ seq: 2, title: 'replaced', body: 'a new body about authentication failure' });
+    for (const l of [live, loaded.live]) {
+      for (const doc of docs.slice(1500)) l.add(doc);
+      l.remove(1);
     }
-    expect(results(loaded.mini)).toEqual(results(mini));
+    expect(liveContents(loaded.live, FIELDS.length)).toEqual(liveContents(live, FIELDS.length));
+    expect(results(loaded.live)).toEqual(results(live));
+    expect(loaded.live.terms.has('sshd')).toBe(true);
   });
 
-  it('round-trips an empty index', () => {
-    writeSnapshot(path, new MiniSearch(options), { seq: 0 });
-    const loaded = readSnapshot<{ seq: number }, Doc>(path, options)!;
-    expect(loaded.mini.documentCount).toBe(0);
-    loaded.mini.add(docs[0]);
-    expect(loaded.mini.search('sshd').map((r) => r.id)).toEqual([1]);
+  it('round-trips an empty segment', () => {
+    newLive(FIELDS).write(path, { seq: 0 }, FIELDS);
+    const loaded = read<{ seq: number }>(path);
+    expect(loaded.live.docs).toBe(0);
+    loaded.live.add(docs[0]);
+    expect(results(loaded.live)[3]).toEqual([[1, expect.any(String)]]);
   });
 
-  it('reads a file of another format as no snapshot', () => {
-    writeFileSync(path, JSON.stringify(new MiniSearch(options)));
-    expect(readSnapshot(path, options)).toBeNull();
+  it('refuses a file of another format, or of another number of fields', () => {
+    writeFileSync(path, JSON.stringify({ documentCount: 0, index: [] }));
+    expect(() => read(path)).toThrow(/not a text segment/);
+    newLive(['body']).write(path, { seq: 0 }, ['body']);
+    expect(() => read(path)).toThrow(/1 fields, not 2/);
   });
 });
 
@@ -86,11 +97,12 @@ describe('a damaged text snapshot', () => {
     engine = await Engine.open(dir.path);
     try {
       const after = await engine.search.run(engine.localCaller(), { text: 'authentication failure', datasets: ['ssh'], limit: 5 });
+      expect(after.total.value).toBeGreaterThan(0);
       expect(after.total.value).toBe(before.total.value);
       expect(after.records.map((r) => r.id)).toEqual(before.records.map((r) => r.id));
     } finally {
       await engine.close();
     }
-    expect(readSnapshot<{ seq: number }, Doc>(snapshot, options)!.meta.seq).toBe(lines.length);
+    expect(read<{ seq: number }>(snapshot).meta.seq).toBe(lines.length); // title and body, a text source's fields
   });
 });

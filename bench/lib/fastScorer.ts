@@ -1,7 +1,7 @@
-import type MiniSearch from 'minisearch';
 import type { SearchConfig } from '../../src/api/sources.js';
 import type { StoredRecord } from '../../src/engine/records.js';
 import { DEFAULT_MAX_EXPANSION_TERMS } from '../../src/engine/search/search.js';
+import type { LiveSegment } from '../../src/engine/text/liveSegment.js';
 import { TextIndex } from '../../src/engine/text/textIndex.js';
 
 /** Weight of an expansion term, as TextIndex gives it (not exported there; the fidelity check catches a drift). */
@@ -10,16 +10,11 @@ const EXPANSION_WEIGHT = 0.5;
 export interface Params { k: number; b: number; d: number; boost: Record<string, number> }
 export interface Variant { expansions: boolean; coordination: boolean }
 
+/** The TextIndex members it reads: every record is in its in-memory segment (no segment size given). */
 interface Internals {
-  mini: MiniSearch<StoredRecord>;
+  live: LiveSegment;
+  fields: string[];
   queryTerms(text: string, maxExpansions: number): { exact: string[]; expanded: string[] };
-}
-interface MiniInternals {
-  _index: { get(term: string): Map<number, Map<number, number>> | undefined };
-  _fieldIds: Record<string, number>;
-  _fieldLength: Map<number, number[]>;
-  _avgFieldLength: number[];
-  _documentCount: number;
 }
 
 /** `norm` is the field length over the average field length, fixed for an index. */
@@ -34,15 +29,15 @@ export type Prepared = Clause[][]; // grouped by the term string MiniSearch coun
  * (unique tokens), and its habit of multiplying a score by the number of query terms matched.
  */
 export class FastScorer {
-  private readonly m: MiniInternals;
+  private readonly m: Internals;
   private readonly scores: Float64Array;
   private readonly quality: Int32Array;
   private readonly stamp: Int32Array;
   private stampNow = 0;
 
   constructor(readonly index: TextIndex) {
-    this.m = (index as unknown as Internals).mini as unknown as MiniInternals;
-    const n = this.m._documentCount + 1;
+    this.m = index as unknown as Internals;
+    const n = this.m.live.slots + 1;
     this.scores = new Float64Array(n);
     this.quality = new Int32Array(n);
     this.stamp = new Int32Array(n);
@@ -56,23 +51,23 @@ export class FastScorer {
   }
 
   prepare(text: string): Prepared {
-    const { exact, expanded } = (this.index as unknown as Internals).queryTerms(text, DEFAULT_MAX_EXPANSION_TERMS);
+    const { exact, expanded } = this.m.queryTerms(text, DEFAULT_MAX_EXPANSION_TERMS);
+    const live = this.m.live;
     const groups = new Map<string, Clause[]>();
     const add = (term: string, expansion: boolean) => {
-      const data = this.m._index.get(term);
-      if (!data) return;
+      if (!live.terms.has(term)) return;
       const postings: Posting[] = [];
-      for (const [field, fieldId] of Object.entries(this.m._fieldIds)) {
-        const freqs = data.get(fieldId);
-        if (!freqs) continue;
-        const docs = Int32Array.from(freqs.keys());
-        const avg = this.m._avgFieldLength[fieldId];
+      this.m.fields.forEach((field, f) => {
+        const pairs = live.postings(term, f);
+        if (!pairs) return;
+        const docs = Int32Array.from({ length: pairs.length / 2 }, (_, i) => pairs[2 * i]);
+        const avg = live.totalLength[f] / live.docs;
         postings.push({
-          field, df: freqs.size, docs,
-          tf: Float64Array.from(freqs.values()),
-          norm: Float64Array.from(docs, (doc) => this.m._fieldLength.get(doc)![fieldId] / avg),
+          field, df: docs.length, docs,
+          tf: Float64Array.from(docs, (_, i) => pairs[2 * i + 1]),
+          norm: Float64Array.from(docs, (doc) => live.length(doc, f) / avg),
         });
-      }
+      });
       if (!groups.has(term)) groups.set(term, []);
       groups.get(term)!.push({ weight: expansion ? EXPANSION_WEIGHT : 1, expansion, postings });
     };
@@ -84,7 +79,7 @@ export class FastScorer {
   /** Seqs of the best `limit` records, ties broken by the newer record as the engine does. */
   rank(query: Prepared, p: Params, limit: number, v: Variant = { expansions: true, coordination: true }): number[] {
     const { scores, quality, stamp } = this;
-    const n = this.m._documentCount;
+    const n = this.m.live.docs;
     const touched: number[] = [];
     const k1 = p.k + 1;
     const kConst = p.k * (1 - p.b);

@@ -19,8 +19,8 @@ export interface SegmentView {
   readonly slots: number;
   /** no document was removed: every posting counts */
   readonly clean: boolean;
-  /** (doc, tf) pairs, or MiniSearch's doc → tf map */
-  postings(term: string, field: number): Uint32Array | Map<number, number> | undefined;
+  /** (doc, tf) pairs: a file's, or the in-memory segment's growing array */
+  postings(term: string, field: number): Uint32Array | number[] | undefined;
   isLive(doc: number): boolean;
   length(doc: number, field: number): number;
   seq(doc: number): number;
@@ -60,7 +60,7 @@ export function scoreSegments(segments: SegmentView[], clauses: Clause[], boost:
       if (!list) continue;
       const lengthNorm = (p.k * p.b) / average[field];
       const k1 = p.k + 1;
-      // two copies of one loop (a file's pairs, the in-memory segment's map): this is the hot path
+      // two copies of one loop (a file's pairs, the in-memory segment's array): each stays monomorphic on the hot path
       if (list instanceof Uint32Array) {
         for (let i = 0; i < list.length; i += 2) {
           const doc = list[i];
@@ -69,12 +69,14 @@ export function scoreSegments(segments: SegmentView[], clauses: Clause[], boost:
           scores[doc] += w * (p.d + (tf * k1) / (tf + kConst + lengthNorm * s.length(doc, field)));
         }
       } else {
-        for (const [doc, tf] of list) {
+        for (let i = 0; i < list.length; i += 2) {
+          const doc = list[i];
           if (!clean && !s.isLive(doc)) continue;
+          const tf = list[i + 1];
           scores[doc] += w * (p.d + (tf * k1) / (tf + kConst + lengthNorm * s.length(doc, field)));
         }
       }
-      work += list instanceof Uint32Array ? list.length / 2 : list.size;
+      work += list.length / 2;
       if (work > 1 << 16) {
         work = 0;
         if (Date.now() > deadline) throw new ScoringTimeout();
@@ -101,15 +103,11 @@ function scoreArray(slots: number): Float64Array {
   return scores;
 }
 
-function liveCount(s: SegmentView, list: Uint32Array | Map<number, number> | undefined): number {
+function liveCount(s: SegmentView, list: Uint32Array | number[] | undefined): number {
   if (!list) return 0;
-  if (s.clean) return list instanceof Uint32Array ? list.length / 2 : list.size;
+  if (s.clean) return list.length / 2;
   let count = 0;
-  if (list instanceof Uint32Array) {
-    for (let i = 0; i < list.length; i += 2) if (s.isLive(list[i])) count++;
-  } else {
-    for (const doc of list.keys()) if (s.isLive(doc)) count++;
-  }
+  for (let i = 0; i < list.length; i += 2) if (s.isLive(list[i])) count++;
   return count;
 }
 

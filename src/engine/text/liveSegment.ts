@@ -1,146 +1,150 @@
-import MiniSearch, { type Options } from 'minisearch';
+import SearchableMap from 'minisearch/SearchableMap';
 import type { SegmentView } from './bm25.js';
+import { partitionPoint } from './partitionPoint.js';
 import type { TextRecord } from './protocol.js';
+import { Segment } from './segment.js';
 import { SegmentWriter } from './segmentFile.js';
-import type { Internals } from './snapshot.js';
 
-/** The part of the fuzzy and prefix lookups MiniSearch's term tree offers. */
-export interface TermTree {
-  has(key: string): boolean;
-  atPrefix(prefix: string): { keys(): Iterable<string> };
-  fuzzyGet(key: string, maxDistance: number): Map<string, [unknown, number]>;
-}
+/** A term's postings per field: (doc, tf) pairs one after another, docs ascending. */
+type Postings = (number[] | undefined)[];
 
-/** The newest records of a text index: a MiniSearch in memory, until it is sealed into a segment file. */
+/** A record's text in one field; null when it has none. */
+export type FieldText = (rec: TextRecord, field: number) => string | null;
+
+/**
+ * The newest records of a text index, in memory until sealed into a segment file. It scores as
+ * MiniSearch does — a field's length is its distinct tokens — but keeps each term's postings as
+ * one growing array of (doc, tf) numbers instead of a map per term and field, and a document is
+ * its position: a log line adds a few dozen numbers and no object.
+ */
 export class LiveSegment implements SegmentView {
-  readonly mini: MiniSearch<TextRecord>;
+  /** the terms in a tree, for fuzzy and prefix lookups; a term's entry is added once, when first seen */
+  readonly terms = new SearchableMap<Postings>();
   readonly totalLength: number[];
-  private readonly m: Internals;
-  /**
-   * Each term's entry in the term tree, found once. An entry stays the tree's until the segment is
-   * sealed: the index runs without MiniSearch's vacuum (see TextIndex options), the one thing that
-   * takes a term out of the tree.
-   */
-  private readonly entries = new Map<string, Map<number, Map<number, number>>>();
-  /** a field's distinct tokens and analysed terms with their counts, for the record being added */
+  docs = 0;
+  private readonly byTerm = new Map<string, Postings>();
+  /** doc → seq, ascending: records enter in seq order */
+  private readonly seqs: number[] = [];
+  /** doc × fields + field → distinct tokens */
+  private readonly lengths: number[] = [];
+  private readonly removed = new Set<number>();
+  /** a field's distinct tokens with their counts, and its analysed terms, for the record being added */
   private readonly tokens = new Map<string, number>();
   private readonly termCounts = new Map<string, number>();
 
-  constructor(options: Options<TextRecord>, private readonly fieldCount: number, loaded?: MiniSearch<TextRecord>) {
-    this.mini = loaded ?? new MiniSearch(options);
-    this.m = this.mini as unknown as Internals;
+  constructor(
+    private readonly fieldCount: number,
+    private readonly text: FieldText,
+    private readonly tokenize: (text: string) => string[],
+    private readonly processTerm: (token: string) => string | null,
+  ) {
     this.totalLength = new Array<number>(fieldCount).fill(0);
-    for (const doc of this.m._documentIds.keys()) this.count(doc, 1);
   }
 
-  get docs(): number {
-    return this.m._documentCount;
-  }
   get slots(): number {
-    return this.m._nextId;
+    return this.seqs.length;
   }
   get clean(): boolean {
-    return this.m._dirtCount === 0;
-  }
-  get terms(): TermTree {
-    return this.m._index as unknown as TermTree;
+    return this.removed.size === 0;
   }
 
-  /**
-   * What MiniSearch's `add` does — the same postings, field lengths (distinct tokens) and averages —
-   * with each distinct term of a field analysed and looked up once, a term's entry found through a
-   * hash map rather than a walk of the term tree, and a new document's frequency set, not read
-   * first: twice as fast on log lines, where MiniSearch's walk scans a node's children in turn.
-   */
   add(rec: TextRecord): void {
-    const m = this.m;
-    const { fields, extractField, stringifyField, tokenize, processTerm } = m._options;
-    if (m._idToShortId.has(rec.seq)) throw new Error(`MiniSearch: duplicate ID ${rec.seq}`);
-    const doc = m.addDocumentId(rec.seq);
+    const doc = this.seqs.length;
+    if (doc > 0 && rec.seq <= this.seqs[doc - 1]) throw new Error(`record ${rec.seq} is not after ${this.seqs[doc - 1]}`);
+    this.seqs.push(rec.seq);
     const tokens = this.tokens;
     const terms = this.termCounts;
-    for (const field of fields) {
-      const value = extractField(rec, field);
-      if (value == null) continue;
-      const fieldId = m._fieldIds[field];
+    for (let field = 0; field < this.fieldCount; field++) {
+      const value = this.text(rec, field);
       tokens.clear();
-      for (const token of tokenize(stringifyField(value, field), field)) tokens.set(token, (tokens.get(token) ?? 0) + 1);
-      m.addFieldLength(doc, fieldId, m._documentCount - 1, tokens.size);
+      if (value) for (const token of this.tokenize(value)) tokens.set(token, (tokens.get(token) ?? 0) + 1);
+      this.lengths.push(tokens.size);
+      this.totalLength[field] += tokens.size;
       terms.clear();
       for (const [token, n] of tokens) {
-        const processed = processTerm(token, field);
-        if (Array.isArray(processed)) for (const term of processed) terms.set(term, (terms.get(term) ?? 0) + n);
-        else if (processed) terms.set(processed, (terms.get(processed) ?? 0) + n);
+        const term = this.processTerm(token);
+        if (term) terms.set(term, (terms.get(term) ?? 0) + n);
       }
       for (const [term, tf] of terms) {
-        let entry = this.entries.get(term);
-        if (!entry) this.entries.set(term, (entry = m._index.fetch(term, () => new Map())));
-        let docs = entry.get(fieldId);
-        if (!docs) entry.set(fieldId, (docs = new Map()));
-        docs.set(doc, tf);
+        let postings = this.byTerm.get(term);
+        if (!postings) {
+          postings = new Array(this.fieldCount);
+          this.byTerm.set(term, postings);
+          this.terms.set(term, postings);
+        }
+        (postings[field] ??= []).push(doc, tf);
       }
     }
-    this.count(doc, 1);
+    this.docs++;
   }
 
+  /** Whether it holds `seq`, not removed. */
   has(seq: number): boolean {
-    return this.mini.has(seq);
+    const doc = this.position(seq);
+    return doc >= 0 && !this.removed.has(doc);
   }
 
   /** Removes the record `seq` if this segment holds it; answers whether it did. */
   remove(seq: number): boolean {
-    if (!this.mini.has(seq)) return false;
-    this.count(this.m._idToShortId.get(seq)!, -1);
-    this.mini.discard(seq);
+    const doc = this.position(seq);
+    if (doc < 0 || this.removed.has(doc)) return false;
+    this.removed.add(doc);
+    this.docs--;
+    for (let f = 0; f < this.fieldCount; f++) this.totalLength[f] -= this.length(doc, f);
     return true;
   }
 
-  postings(term: string, field: number): Map<number, number> | undefined {
-    return this.m._index.get(term)?.get(field);
+  postings(term: string, field: number): number[] | undefined {
+    return this.byTerm.get(term)?.[field];
   }
 
   isLive(doc: number): boolean {
-    return this.m._documentIds.has(doc);
+    return !this.removed.has(doc);
   }
 
   length(doc: number, field: number): number {
-    return this.m._fieldLength.get(doc)![field];
+    return this.lengths[doc * this.fieldCount + field];
   }
 
   seq(doc: number): number {
-    return this.m._documentIds.get(doc) as number;
+    return this.seqs[doc];
   }
 
-  /** Writes the live records as a sealed segment file; records removed are left out. */
-  seal<M>(path: string, meta: M, fields: string[]): void {
-    const position = new Int32Array(this.m._nextId).fill(-1);
+  private position(seq: number): number {
+    const at = partitionPoint(0, this.seqs.length, (k) => this.seqs[k] < seq);
+    return this.seqs[at] === seq ? at : -1;
+  }
+
+  /** Writes the records not removed as a segment file (sealed, or the snapshot it is reopened from). */
+  write<M>(path: string, meta: M, fields: string[]): void {
+    const position = new Int32Array(this.slots).fill(-1);
     const seqs = new Float64Array(this.docs);
     const lengths = new Uint32Array(this.docs * this.fieldCount);
     let n = 0;
-    for (const [doc, seq] of this.m._documentIds) {
+    for (let doc = 0; doc < this.slots; doc++) {
+      if (this.removed.has(doc)) continue;
       position[doc] = n;
-      seqs[n] = seq as number;
-      const fl = this.m._fieldLength.get(doc)!;
-      for (let f = 0; f < this.fieldCount; f++) lengths[n * this.fieldCount + f] = fl[f] ?? 0;
+      seqs[n] = this.seqs[doc];
+      for (let f = 0; f < this.fieldCount; f++) lengths[n * this.fieldCount + f] = this.length(doc, f);
       n++;
     }
     const writer = new SegmentWriter(path, this.fieldCount);
     try {
-      for (const term of [...this.m._index.keys()].sort()) {
-        const fieldsOf = this.m._index.get(term)!;
+      for (const term of [...this.byTerm.keys()].sort()) {
+        const postings = this.byTerm.get(term)!;
         const perField: Uint32Array[] = [];
         let any = false;
         for (let f = 0; f < this.fieldCount; f++) {
-          const docs = fieldsOf.get(f);
-          const pairs = new Uint32Array((docs?.size ?? 0) * 2);
-          let n = 0;
-          for (const [doc, tf] of docs ?? []) {
-            if (position[doc] < 0) continue;
-            pairs[n++] = position[doc];
-            pairs[n++] = tf;
+          const list = postings[f] ?? [];
+          const pairs = new Uint32Array(list.length);
+          let k = 0;
+          for (let i = 0; i < list.length; i += 2) {
+            if (position[list[i]] < 0) continue;
+            pairs[k++] = position[list[i]];
+            pairs[k++] = list[i + 1];
           }
-          any ||= n > 0;
-          perField.push(pairs.subarray(0, n));
+          any ||= k > 0;
+          perField.push(pairs.subarray(0, k));
         }
         if (any) writer.term(term, perField);
       }
@@ -151,8 +155,32 @@ export class LiveSegment implements SegmentView {
     }
   }
 
-  private count(doc: number, sign: 1 | -1): void {
-    const fl = this.m._fieldLength.get(doc) ?? [];
-    for (let f = 0; f < this.fieldCount; f++) this.totalLength[f] += sign * (fl[f] ?? 0);
+  /** Reads a file `write` wrote back into memory, with its meta. */
+  static read<M>(path: string, fieldCount: number, text: FieldText, tokenize: (text: string) => string[], processTerm: (token: string) => string | null): { live: LiveSegment; meta: M } {
+    const file = Segment.open(path);
+    try {
+      if (file.fields.length !== fieldCount) throw new Error(`${path} has ${file.fields.length} fields, not ${fieldCount}`);
+      const live = new LiveSegment(fieldCount, text, tokenize, processTerm);
+      for (let doc = 0; doc < file.slots; doc++) {
+        live.seqs.push(file.seq(doc));
+        for (let f = 0; f < fieldCount; f++) live.lengths.push(file.length(doc, f));
+      }
+      live.docs = file.slots;
+      for (let f = 0; f < fieldCount; f++) live.totalLength[f] = file.totalLength[f];
+      const postingsOf = file.inOrder();
+      for (let t = 0; t < file.terms.size; t++) {
+        const term = file.terms.at(t, false);
+        const postings: Postings = new Array(fieldCount);
+        for (let f = 0; f < fieldCount; f++) {
+          const pairs = postingsOf(t, f);
+          if (pairs.length > 0) postings[f] = Array.from(pairs);
+        }
+        live.byTerm.set(term, postings);
+        live.terms.set(term, postings);
+      }
+      return { live, meta: file.meta as M };
+    } finally {
+      file.close();
+    }
   }
 }

@@ -1,4 +1,3 @@
-import type { Options } from 'minisearch';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -10,7 +9,6 @@ import { normalizeTerm, tokenize } from './analyzer.js';
 import { scoreSegments } from './bm25.js';
 import { LiveSegment } from './liveSegment.js';
 import type { SearchOptions, TextRecord, TextResult } from './protocol.js';
-import { readSnapshot, writeSnapshot } from './snapshot.js';
 import { Segment } from './segment.js';
 import { SegmentMerge } from './segmentMerge.js';
 import { manifestPath, readManifest, removeSegmentFiles, segmentPath, writeManifest, type SegmentManifest } from './segmentManifest.js';
@@ -65,29 +63,20 @@ export class TextIndex {
     this.fields = config.text_fields.map((f) => f.field);
     this.boost = config.text_fields.map((f) => f.boost);
     this.configHash = createHash('sha1').update(JSON.stringify([config, BM25])).digest('hex');
-    this.live = new LiveSegment(this.options(), this.fields.length);
+    this.live = this.emptyLive();
   }
 
-  private options(): Options<TextRecord> {
-    return {
-      idField: 'seq',
-      fields: this.fields,
-      storeFields: [],
-      // a discarded record's postings stay until the segment is sealed (scoring skips them): the
-      // in-memory segment keeps each term's entry (LiveSegment.add), which a vacuum could remove
-      autoVacuum: false,
-      extractField: (rec, field) => {
-        if (field === 'seq') return rec.seq as unknown as string;
-        if (field === 'body') return rec.body; // the common fields skip path resolution: this runs per record
-        if (field === 'title') return rec.title ?? '';
-        const v = fieldValue(rec as StoredRecord, field);
-        return v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v);
-      },
-      tokenize,
-      processTerm: normalizeTerm,
-      searchOptions: { bm25: BM25, tokenize: (t) => [t], processTerm: (t) => t },
-    };
+  private emptyLive(): LiveSegment {
+    return new LiveSegment(this.fields.length, this.fieldText, tokenize, normalizeTerm);
   }
+
+  private readonly fieldText = (rec: TextRecord, f: number): string | null => {
+    const field = this.fields[f];
+    if (field === 'body') return rec.body; // the common fields skip path resolution: this runs per record
+    if (field === 'title') return rec.title ?? null;
+    const v = fieldValue(rec as StoredRecord, field);
+    return v === null || v === undefined ? null : typeof v === 'string' ? v : JSON.stringify(v);
+  };
 
   /** Opens the sealed segments and the snapshot when they match this configuration, then replays newer records. */
   open(): this {
@@ -103,9 +92,9 @@ export class TextIndex {
     }
     removeSegmentFiles(this.snapshotPath, this.sealed.map((s) => basename(s.path)));
     if (existsSync(this.snapshotPath)) {
-      const snap = readable(() => readSnapshot<SnapshotMeta, TextRecord>(this.snapshotPath, this.options()));
+      const snap = readable(() => LiveSegment.read<SnapshotMeta>(this.snapshotPath, this.fields.length, this.fieldText, tokenize, normalizeTerm));
       if (snap && snap.meta.config === this.configHash && (snap.meta.base ?? 0) === this.base) {
-        this.live = new LiveSegment(this.options(), this.fields.length, snap.mini);
+        this.live = snap.live;
         this.seq = snap.meta.seq;
         this.replaced = snap.meta.replaced ?? [];
         for (const seq of this.replaced) this.removeSealed(seq);
@@ -186,10 +175,10 @@ export class TextIndex {
   private seal(): void {
     const path = segmentPath(this.snapshotPath, this.nextFile++);
     mkdirSync(dirname(path), { recursive: true });
-    this.live.seal(path, { replaces: this.replaced }, this.fields);
+    this.live.write(path, { replaces: this.replaced }, this.fields);
     this.sealed.push(Segment.open(path));
     this.base = this.seq;
-    this.live = new LiveSegment(this.options(), this.fields.length);
+    this.live = this.emptyLive();
     this.replaced = [];
     this.writeManifest();
     this.writeLive();
@@ -307,7 +296,7 @@ export class TextIndex {
 
   private writeLive(): void {
     mkdirSync(dirname(this.snapshotPath), { recursive: true });
-    writeSnapshot<SnapshotMeta>(this.snapshotPath, this.live.mini, { config: this.configHash, seq: this.seq, base: this.base, replaced: this.replaced });
+    this.live.write<SnapshotMeta>(this.snapshotPath, { config: this.configHash, seq: this.seq, base: this.base, replaced: this.replaced }, this.fields);
     this.dirty = false;
   }
 
