@@ -8,6 +8,7 @@ import { storedRecord, type NewRecord, type StoredRecord } from '../records.js';
 import type { Store } from '../store/db.js';
 import { MAX_REPORTED_ERRORS, type RunState } from './runs.js';
 import { keys } from '../store/keys.js';
+import { unseenIds } from './unseenIds.js';
 
 const ID_TOO_LONG = `an id longer than ${LIMITS.recordId} bytes`;
 const PATH_TOO_LONG = `a field path longer than ${LIMITS.fieldPath} characters`;
@@ -56,13 +57,14 @@ export async function commitBatch(store: Store, run: RunState, batch: Batch): Pr
     const budget = FieldBudget.of(store, t, d);
     const recFields = recordFieldsBuffer();
     let duplicates = 0;
+    const unseen = unseenIds(store, t, d, batch.records.map((r) => r.id));
     for (const rec of batch.records) {
       // an id or a field path becomes part of an LMDB key, and keys are bounded
       if (Buffer.byteLength(rec.id) > LIMITS.recordId) {
         refused.push({ line: rec.line, reason: ID_TOO_LONG });
         continue;
       }
-      const previous = store.ids.get([t, d, rec.id]);
+      const previous = unseen ? undefined : store.ids.get([t, d, rec.id]);
       const old = previous === undefined ? undefined : store.records.get([t, d, previous]);
       // parsing an object again: a record another object made since the reindex began is theirs; one this run wrote already stays
       const reparse = run.reparse_from_seq;
