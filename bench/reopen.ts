@@ -66,7 +66,7 @@ async function reopen(dir: string): Promise<Record<string, number>> {
   return { open, firstSearch, secondSearch, hits: first.total.value, rssBefore, rss };
 }
 
-const readLive = (dir: string) => LiveSegment.read(textSnapshot(dir), OPTIONS.fields.length, (rec, f) => (f === 0 ? rec.title : rec.body), tokenize, normalizeTerm).live;
+const readLive = (dir: string) => LiveSegment.read(textSnapshot(dir), OPTIONS.fields, (rec, f) => (f === 0 ? rec.title : rec.body)).live;
 
 /** The part of the first search spent loading the text snapshot (the in-memory segment), measured alone. */
 function load(dir: string): Record<string, number> {

@@ -51,8 +51,9 @@ function miniContents(mini: MiniSearch<TextRecord>) {
     }
     if (Object.keys(out).length > 0) terms[term] = out;
   }
-  const lengths = [...m._documentIds].map(([doc, seq]) => [seq, FIELDS.map((_, f) => m._fieldLength.get(doc)![f] ?? 0)]);
-  return { terms, lengths: Object.fromEntries(lengths) };
+  const lengths: Record<number, number[]> = {};
+  for (const [doc, seq] of m._documentIds) lengths[seq] = FIELDS.map((_, f) => m._fieldLength.get(doc)![f] ?? 0);
+  return { terms, lengths };
 }
 
 describe('the in-memory segment', () => {

@@ -1,11 +1,10 @@
-import { normalizeTerm, tokenize } from '../../src/engine/text/analyzer.js';
 import { LiveSegment } from '../../src/engine/text/liveSegment.js';
 import type { TextRecord } from '../../src/engine/text/protocol.js';
 
 /** Each record's text in `fields` (title and body only, as the tests' records have). */
 export const fieldText = (fields: string[]) => (rec: TextRecord, f: number) => (fields[f] === 'title' ? rec.title ?? null : rec.body);
 
-export const newLive = (fields: string[]) => new LiveSegment(fields.length, fieldText(fields), tokenize, normalizeTerm);
+export const newLive = (fields: string[]) => new LiveSegment(fields, fieldText(fields));
 
 /** Everything an in-memory segment holds, by seq: term → field → [seq, tf] pairs, and seq → field lengths. */
 export function liveContents(live: LiveSegment, fieldCount: number) {

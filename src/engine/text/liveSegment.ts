@@ -1,4 +1,5 @@
 import SearchableMap from 'minisearch/SearchableMap';
+import { normalizeTerm, tokenize } from './analyzer.js';
 import type { SegmentView } from './bm25.js';
 import { partitionPoint } from './partitionPoint.js';
 import type { TextRecord } from './protocol.js';
@@ -32,13 +33,14 @@ export class LiveSegment implements SegmentView {
   private readonly tokens = new Map<string, number>();
   private readonly termCounts = new Map<string, number>();
 
+  private readonly fieldCount: number;
+
   constructor(
-    private readonly fieldCount: number,
+    private readonly fields: string[],
     private readonly text: FieldText,
-    private readonly tokenize: (text: string) => string[],
-    private readonly processTerm: (token: string) => string | null,
   ) {
-    this.totalLength = new Array<number>(fieldCount).fill(0);
+    this.fieldCount = fields.length;
+    this.totalLength = new Array<number>(this.fieldCount).fill(0);
   }
 
   get slots(): number {
@@ -57,12 +59,12 @@ export class LiveSegment implements SegmentView {
     for (let field = 0; field < this.fieldCount; field++) {
       const value = this.text(rec, field);
       tokens.clear();
-      if (value) for (const token of this.tokenize(value)) tokens.set(token, (tokens.get(token) ?? 0) + 1);
+      if (value) for (const token of tokenize(value)) tokens.set(token, (tokens.get(token) ?? 0) + 1);
       this.lengths.push(tokens.size);
       this.totalLength[field] += tokens.size;
       terms.clear();
       for (const [token, n] of tokens) {
-        const term = this.processTerm(token);
+        const term = normalizeTerm(token);
         if (term) terms.set(term, (terms.get(term) ?? 0) + n);
       }
       for (const [term, tf] of terms) {
@@ -116,7 +118,7 @@ export class LiveSegment implements SegmentView {
   }
 
   /** Writes the records not removed as a segment file (sealed, or the snapshot it is reopened from). */
-  write<M>(path: string, meta: M, fields: string[]): void {
+  write<M>(path: string, meta: M): void {
     const position = new Int32Array(this.slots).fill(-1);
     const seqs = new Float64Array(this.docs);
     const lengths = new Uint32Array(this.docs * this.fieldCount);
@@ -148,19 +150,20 @@ export class LiveSegment implements SegmentView {
         }
         if (any) writer.term(term, perField);
       }
-      writer.finish(seqs, lengths, fields, meta);
+      writer.finish(seqs, lengths, this.fields, meta);
     } catch (err) {
       writer.abandon();
       throw err;
     }
   }
 
-  /** Reads a file `write` wrote back into memory, with its meta. */
-  static read<M>(path: string, fieldCount: number, text: FieldText, tokenize: (text: string) => string[], processTerm: (token: string) => string | null): { live: LiveSegment; meta: M } {
+  /** Reads a file `write` wrote back into memory, with its meta; it must be of the same fields. */
+  static read<M>(path: string, fields: string[], text: FieldText): { live: LiveSegment; meta: M } {
     const file = Segment.open(path);
     try {
-      if (file.fields.length !== fieldCount) throw new Error(`${path} has ${file.fields.length} fields, not ${fieldCount}`);
-      const live = new LiveSegment(fieldCount, text, tokenize, processTerm);
+      if (file.fields.join('\n') !== fields.join('\n')) throw new Error(`${path} holds the fields ${file.fields.join(', ')}, not ${fields.join(', ')}`);
+      const fieldCount = fields.length;
+      const live = new LiveSegment(fields, text);
       for (let doc = 0; doc < file.slots; doc++) {
         live.seqs.push(file.seq(doc));
         for (let f = 0; f < fieldCount; f++) live.lengths.push(file.length(doc, f));

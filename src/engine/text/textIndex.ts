@@ -67,7 +67,7 @@ export class TextIndex {
   }
 
   private emptyLive(): LiveSegment {
-    return new LiveSegment(this.fields.length, this.fieldText, tokenize, normalizeTerm);
+    return new LiveSegment(this.fields, this.fieldText);
   }
 
   private readonly fieldText = (rec: TextRecord, f: number): string | null => {
@@ -92,7 +92,7 @@ export class TextIndex {
     }
     removeSegmentFiles(this.snapshotPath, this.sealed.map((s) => basename(s.path)));
     if (existsSync(this.snapshotPath)) {
-      const snap = readable(() => LiveSegment.read<SnapshotMeta>(this.snapshotPath, this.fields.length, this.fieldText, tokenize, normalizeTerm));
+      const snap = readable(() => LiveSegment.read<SnapshotMeta>(this.snapshotPath, this.fields, this.fieldText));
       if (snap && snap.meta.config === this.configHash && (snap.meta.base ?? 0) === this.base) {
         this.live = snap.live;
         this.seq = snap.meta.seq;
@@ -175,7 +175,7 @@ export class TextIndex {
   private seal(): void {
     const path = segmentPath(this.snapshotPath, this.nextFile++);
     mkdirSync(dirname(path), { recursive: true });
-    this.live.write(path, { replaces: this.replaced }, this.fields);
+    this.live.write(path, { replaces: this.replaced });
     this.sealed.push(Segment.open(path));
     this.base = this.seq;
     this.live = this.emptyLive();
@@ -296,7 +296,7 @@ export class TextIndex {
 
   private writeLive(): void {
     mkdirSync(dirname(this.snapshotPath), { recursive: true });
-    this.live.write<SnapshotMeta>(this.snapshotPath, { config: this.configHash, seq: this.seq, base: this.base, replaced: this.replaced }, this.fields);
+    this.live.write<SnapshotMeta>(this.snapshotPath, { config: this.configHash, seq: this.seq, base: this.base, replaced: this.replaced });
     this.dirty = false;
   }
 
