@@ -15,7 +15,7 @@
  *   npm run bench -- startup   start-up of node bin/svc.js and of the single executable (first run, warm), its size
  *   npm run bench -- tail      a followed directory: append → searchable lines/s vs one ingest stream, write → first hit delay
  *   npm run bench -- console   the web console in Chromium: page weight, first paint, response → results on screen
- *   npm run bench -- scale [--lines N]   N log lines (10M) through svc serve: lines/s, peak RSS, segments, search p50/p99 over time, reopen, size
+ *   npm run bench -- scale [--lines N] [--memory-max MiB]   N log lines (10M) through svc serve: lines/s, peak RSS, segments, search p50/p99 over time, reopen, size
  *   npm run bench -- sort-time   sort by time and a time range without text: a dataset in time order against one record out of order
  *   npm run bench -- detections   ingest with 0, 10 and 100 on-ingest detections; a query endpoint vs POST /v1/search, cached and not
  * Names can be combined: npm run bench -- ingest relevance
@@ -50,7 +50,8 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
 const DEFAULT = ['ingest', 'latency', 'relevance'];
 
 // options (--lines 1000000) are the benches' own
-const named = process.argv.slice(2).filter((arg, i, all) => !arg.startsWith('--') && all[i - 1] !== '--lines');
+const VALUED = ['--lines', '--memory-max'];
+const named = process.argv.slice(2).filter((arg, i, all) => !arg.startsWith('--') && !VALUED.includes(all[i - 1]));
 const chosen = named.length > 0 ? named : DEFAULT;
 const unknown = chosen.filter((name) => !BENCHES[name]);
 if (unknown.length > 0) {

@@ -5,7 +5,9 @@
  * ingest, reopen time to the first answered search, and data-dir size against the input. The
  * baseline, in the same run: MiniSearch holding the first million of the same lines in one heap.
  *
- *   npm run bench -- scale [--lines N]     (default 10,000,000: about 1.8 GB of text)
+ *   npm run bench -- scale [--lines N] [--memory-max MiB]     (default 10,000,000 lines: about 1.8 GB of text)
+ *
+ * --memory-max runs the server in a memory cgroup of that size (as root), as a container's limit would.
  */
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -13,6 +15,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { LOGHUB, repeatLines } from './ingest.js';
+import { MemoryCap } from './lib/memoryCap.js';
 import { quantile } from './lib/stats.js';
 import { serve, svc, tempDir, type Served } from './lib/svc.js';
 import { fixed, printTable } from './lib/table.js';
@@ -38,9 +41,9 @@ function residentFiles(pid: number, dataDir: string): string {
   return [...by].sort((a, b) => b[1] - a[1]).map(([f, mib]) => `${f} ${fixed(mib, 0)}`).join(', ');
 }
 
-function lineCount(): number {
-  const at = process.argv.indexOf('--lines');
-  return at > 0 ? Number(process.argv[at + 1]) : 10_000_000;
+function option(name: string): number | undefined {
+  const at = process.argv.indexOf(name);
+  return at > 0 ? Number(process.argv[at + 1]) : undefined;
 }
 
 function duBytes(dir: string): number {
@@ -52,7 +55,8 @@ function duBytes(dir: string): number {
 }
 
 export async function scaleBench(): Promise<void> {
-  const total = lineCount();
+  const total = option('--lines') ?? 10_000_000;
+  const cap = option('--memory-max') === undefined ? null : new MemoryCap(option('--memory-max')!);
   const base = repeatLines(LOGHUB, 12_000);
   const lineAt = (i: number) => `${base[i % base.length]} #${i}`;
   const work = tempDir('svc-bench-scale-');
@@ -67,6 +71,7 @@ export async function scaleBench(): Promise<void> {
     }
   };
   let server: Served = await serve(dataDir);
+  cap?.add(server.proc.pid!);
   const call = async (method: 'GET' | 'POST', path: string, body?: unknown, raw?: string) => {
     const res = await request(server.url + path, {
       method,
@@ -128,6 +133,7 @@ export async function scaleBench(): Promise<void> {
 
     const reopenAt = performance.now();
     server = await serve(dataDir);
+    cap?.add(server.proc.pid!);
     await call('POST', '/v1/search', { datasets: ['logs'], text: 'error', limit: 10 });
     const reopen = (performance.now() - reopenAt) / 1000;
     const afterReopen = await probe();
@@ -139,6 +145,7 @@ export async function scaleBench(): Promise<void> {
       ['lines/s, first byte → all searchable', Math.round(total / seconds), `MiniSearch addAll of ${mini.lines.toLocaleString('en')} lines: ${Math.round(mini.linesPerSecond)}`],
       ['peak RSS MiB (whole server process)', fixed(peak, 0), `MiniSearch process for ${mini.lines.toLocaleString('en')} lines: ${fixed(mini.peakMiB, 0)}`],
       ['peak anonymous RSS MiB (heap and native, without mapped files)', fixed(peakAnon, 0), ''],
+      ...(cap ? [[`memory cgroup of ${cap.mib} MiB: the most it was charged (with page cache) MiB`, fixed(cap.peakMiB(), 0), '']] : []),
       ['resident mapped files MiB, all searchable', files, ''],
       ['text segments at the end', segments(), ''],
       ['search p50 / p99 ms after ingest (16 searches)', `${fixed(quantile(afterIngest, 0.5), 1)} / ${fixed(quantile(afterIngest, 0.99), 1)}`, ''],
@@ -149,6 +156,7 @@ export async function scaleBench(): Promise<void> {
     printTable(`Scale: during ingest, every ${PROBE_EVERY_MS / 1000} s`, ['s', 'lines sent', 'searchable', 'segments', 'search p50 ms', 'p99 ms', 'RSS MiB', 'anonymous RSS MiB'], timeline);
   } finally {
     await server.stop();
+    cap?.remove();
     if (process.env.SVC_BENCH_KEEP) console.log(`kept ${work.path}`);
     else work.remove();
   }
