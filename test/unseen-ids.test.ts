@@ -34,6 +34,7 @@ describe('unseenIds', () => {
     expect(unseenIds(store, 't', 'd', ['x1', 'x2', 'x1'])).toBe(false); // twice in the batch
     expect(unseenIds(store, 't', 'd', ['é1'])).toBe(false);
     expect(unseenIds(store, 't', 'e', ['b0005'])).toBe(false);
+    expect(unseenIds(store, 't', 'd', ['x'.repeat(5000), 'y'])).toBe(false); // too long for a key: not read, refused later
   });
 });
 
@@ -41,7 +42,7 @@ describe('ingest with ids of a field', () => {
   const dir = tempDir('svc-unseen-engine-');
   afterAll(() => dir.remove());
 
-  it('replaces a stored id inside a new batch, and an id repeated in one batch counts once', async () => {
+  it('replaces a stored id inside a new batch, counts an id repeated in one batch once, and refuses only the record of an over-long id', async () => {
     const engine = await Engine.open(dir.path);
     try {
       await engine.init('acme', 'admin@acme.test');
@@ -56,8 +57,12 @@ describe('ingest with ids of a field', () => {
       await send([{ id: 'k1', body: 'one' }, { id: 'k3', body: 'three' }]);
       await send([{ id: 'k0', body: 'zero' }, { id: 'k1', body: 'one again' }, { id: 'k4', body: 'four' }]);
       await send([{ id: 'k7', body: 'seven' }, { id: 'k7', body: 'seven again' }]);
+      // an id too long for a key is refused on its own line; the batch goes in
+      const long = await send([{ id: 'a'.repeat(5000), body: 'long' }, { id: 'k9', body: 'nine' }]); // the long id sorts first
+      expect(long.documents).toMatchObject({ parsed: 1, malformed: 1 });
+      expect(long.errors[0]).toMatchObject({ line: 1, reason: expect.stringMatching(/id longer than 1024 bytes/) });
       const got = await engine.datasets.get(caller, 'kv');
-      expect(got.record_count).toBe(5); // k0 k1 k3 k4 k7
+      expect(got.record_count).toBe(6); // k0 k1 k3 k4 k7 k9
       const found = await engine.search.run(caller, { datasets: ['kv'], q: 'again', limit: 10 });
       expect(found.records.map((r) => r.id).sort()).toEqual(['k1', 'k7']);
       const one = await engine.search.run(caller, { datasets: ['kv'], text: 'one', limit: 10 });
