@@ -53,11 +53,13 @@ export class LiveSegment implements SegmentView {
   add(rec: TextRecord): void {
     const doc = this.seqs.length;
     if (doc > 0 && rec.seq <= this.seqs[doc - 1]) throw new Error(`record ${rec.seq} is not after ${this.seqs[doc - 1]}`);
+    // read first: a field that cannot be read leaves the segment as it was, not a record half added
+    const values = this.fields.map((_, field) => this.text(rec, field));
     this.seqs.push(rec.seq);
     const tokens = this.tokens;
     const terms = this.termCounts;
     for (let field = 0; field < this.fieldCount; field++) {
-      const value = this.text(rec, field);
+      const value = values[field];
       tokens.clear();
       if (value) for (const token of tokenize(value)) tokens.set(token, (tokens.get(token) ?? 0) + 1);
       this.lengths.push(tokens.size);
@@ -161,7 +163,7 @@ export class LiveSegment implements SegmentView {
   static read<M>(path: string, fields: string[], text: FieldText): { live: LiveSegment; meta: M } {
     const file = Segment.open(path);
     try {
-      if (file.fields.join('\n') !== fields.join('\n')) throw new Error(`${path} holds the fields ${file.fields.join(', ')}, not ${fields.join(', ')}`);
+      if (JSON.stringify(file.fields) !== JSON.stringify(fields)) throw new Error(`${path} holds the fields ${file.fields.join(', ')}, not ${fields.join(', ')}`);
       const fieldCount = fields.length;
       const live = new LiveSegment(fields, text);
       for (let doc = 0; doc < file.slots; doc++) {

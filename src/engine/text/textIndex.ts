@@ -4,7 +4,7 @@ import { basename, dirname, join } from 'node:path';
 import type { SearchConfig } from '../../api/sources.js';
 import type { StoredRecord } from '../records.js';
 import { fieldValue } from '../search/fieldValue.js';
-import { MAX_KEY, prefixRange, type Store } from '../store/db.js';
+import { MAX_KEY, prefixRange, type Key, type Store } from '../store/db.js';
 import { normalizeTerm, tokenize } from './analyzer.js';
 import { scoreSegments } from './bm25.js';
 import { LiveSegment } from './liveSegment.js';
@@ -91,6 +91,7 @@ export class TextIndex {
       this.dirty = true;
     }
     removeSegmentFiles(this.snapshotPath, this.sealed.map((s) => basename(s.path)));
+    let fromSnapshot = false;
     if (existsSync(this.snapshotPath)) {
       const snap = readable(() => LiveSegment.read<SnapshotMeta>(this.snapshotPath, this.fields, this.fieldText));
       if (snap && snap.meta.config === this.configHash && (snap.meta.base ?? 0) === this.base) {
@@ -98,10 +99,12 @@ export class TextIndex {
         this.seq = snap.meta.seq;
         this.replaced = snap.meta.replaced ?? [];
         for (const seq of this.replaced) this.removeSealed(seq);
+        fromSnapshot = true;
       } else {
         this.dirty = true;
       }
     }
+    if (!fromSnapshot && this.sealed.length > 0) this.forgetGone();
     this.remove(this.tombstones());
     this.catchUp();
     return this;
@@ -120,6 +123,23 @@ export class TextIndex {
       for (const s of this.sealed) s.close();
       this.sealed = [];
       return false;
+    }
+  }
+
+  /**
+   * Removes from the sealed segments the records the store no longer holds. The snapshot says which
+   * sealed records newer ones replaced; without it a replay meets only the last of a chain (12
+   * replaced 10, which had replaced sealed 5: the store keeps 12 alone), so the store decides.
+   */
+  private forgetGone(): void {
+    const stored = this.store.records.getKeys({ start: [this.tenantId, this.datasetId, 0], end: [this.tenantId, this.datasetId, this.base + 1] })[Symbol.iterator]();
+    let at = stored.next();
+    for (const segment of this.sealed) {
+      for (let doc = 0; doc < segment.slots; doc++) {
+        const seq = segment.seq(doc);
+        while (!at.done && ((at.value as Key)[2] as number) < seq) at = stored.next();
+        if (at.done || (at.value as Key)[2] !== seq) segment.remove(seq);
+      }
     }
   }
 
