@@ -43,7 +43,10 @@ function residentFiles(pid: number, dataDir: string): string {
 
 function option(name: string): number | undefined {
   const at = process.argv.indexOf(name);
-  return at > 0 ? Number(process.argv[at + 1]) : undefined;
+  if (at < 0) return undefined;
+  const n = Number(process.argv[at + 1]);
+  if (!(n > 0)) throw new Error(`${name} takes a positive number`);
+  return n;
 }
 
 function duBytes(dir: string): number {
@@ -156,9 +159,9 @@ export async function scaleBench(): Promise<void> {
     printTable(`Scale: during ingest, every ${PROBE_EVERY_MS / 1000} s`, ['s', 'lines sent', 'searchable', 'segments', 'search p50 ms', 'p99 ms', 'RSS MiB', 'anonymous RSS MiB'], timeline);
   } finally {
     await server.stop();
-    cap?.remove();
     if (process.env.SVC_BENCH_KEEP) console.log(`kept ${work.path}`);
     else work.remove();
+    cap?.remove();
   }
 }
 

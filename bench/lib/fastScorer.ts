@@ -77,7 +77,7 @@ export class FastScorer {
   }
 
   /** Seqs of the best `limit` records, ties broken by the newer record as the engine does. */
-  rank(query: Prepared, p: Params, limit: number, v: Variant = { expansions: true, coordination: true }): number[] {
+  rank(query: Prepared, p: Params, limit: number, v: Variant = { expansions: true, coordination: false }): number[] {
     const { scores, quality, stamp } = this;
     const n = this.m.live.docs;
     const touched: number[] = [];
