@@ -1,7 +1,8 @@
 /**
- * A record replaced twice — sealed 5 by 10, then 10 by 12 — leaves only 12 in the store. An index
- * that reopens without its in-memory segment's snapshot (damaged, or of an older format) replays
- * 12, which names only 10: the sealed record must still be gone, as the store says.
+ * A record replaced twice — 5 by 10, then 10 by 12 — leaves only 12 in the store. An index that
+ * replays 12 from the store without having read 10 (it reopens without its in-memory segment's
+ * snapshot, or from a snapshot older than both) learns only that 10 is gone: record 5, sealed or
+ * in memory, must still go, as the store says.
  */
 import { mkdtempSync, rmSync, truncateSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,7 +38,7 @@ describe('a sealed record replaced twice', () => {
     await engine.init('acme', 'admin@acme.test');
     caller = engine.localCaller();
     await engine.datasets.create(caller, { dataset_id: 'kv', semantic: false });
-    await send(Array.from({ length: 300 }, (_, i) => ({ id: `r${i}`, body: `alpha original${i}` })));
+    await send(Array.from({ length: 350 }, (_, i) => ({ id: `r${i}`, body: `alpha original${i}` })));
     store = openStore(join(dir, 'data'));
   });
 
@@ -49,7 +50,7 @@ describe('a sealed record replaced twice', () => {
 
   it('stays gone when the index reopens without its snapshot', async () => {
     const index = open('chain');
-    expect(index.segments).toBe(3); // records 1–300 sealed in three files
+    expect(index.segments).toBe(3); // records 1–300 sealed in three files, 301–350 in memory
     expect(seqsOf(index, 'original5')).toEqual([6]);
     // each replacement reaches the index as it commits, as the worker's adds do
     for (const body of ['alpha first', 'alpha second']) {
@@ -57,7 +58,7 @@ describe('a sealed record replaced twice', () => {
       index.catchUp();
     }
     expect(seqsOf(index, 'original5')).toEqual([]);
-    expect(seqsOf(index, 'second')).toEqual([302]);
+    expect(seqsOf(index, 'second')).toEqual([352]);
     index.snapshot(true);
     index.close();
 
@@ -70,10 +71,24 @@ describe('a sealed record replaced twice', () => {
     expect(again.segments).toBe(3);
     expect(seqsOf(again, 'original5')).toEqual([]);
     expect(seqsOf(again, 'first')).toEqual([]);
-    expect(seqsOf(again, 'second')).toEqual([302]);
+    expect(seqsOf(again, 'second')).toEqual([352]);
     // it ranks as an index built from the store alone
     const fresh = open('fresh');
     expect(again.search('alpha', { maxExpansions: 0, deadline: Infinity, top: 400 })).toEqual(fresh.search('alpha', { maxExpansions: 0, deadline: Infinity, top: 400 }));
-    expect(again.search('alpha', { maxExpansions: 0, deadline: Infinity }).total).toBe(300);
+    expect(again.search('alpha', { maxExpansions: 0, deadline: Infinity }).total).toBe(350);
+  });
+
+  it('stays gone when the index catches up from a snapshot older than the chain, sealed or in memory', async () => {
+    const index = open('behind');
+    index.snapshot(true);
+    index.close();
+    // while no index reads them: r7 (sealed, seq 8) and r302 (in memory) replaced twice
+    for (const body of ['alpha first', 'alpha second']) await send([{ id: 'r7', body }, { id: 'r302', body: `${body} too` }]);
+    const behind = open('behind');
+    expect(seqsOf(behind, 'original7')).toEqual([]);
+    expect(seqsOf(behind, 'original302')).toEqual([]);
+    expect(seqsOf(behind, 'second').length).toBe(3); // r5, r7 and r302, once each
+    const fresh = open('fresh-behind');
+    expect(behind.search('alpha', { maxExpansions: 0, deadline: Infinity, top: 400 })).toEqual(fresh.search('alpha', { maxExpansions: 0, deadline: Infinity, top: 400 }));
   });
 });

@@ -48,6 +48,8 @@ export class TextIndex {
   private nextFile = 1;
   private replaced: number[] = [];
   private merging: SegmentMerge | null = null;
+  /** a record read from the store replaced one this index never read: see forgetGone */
+  private missedLink = false;
   private readonly fields: string[];
   private readonly boost: number[];
   private readonly configHash: string;
@@ -104,7 +106,8 @@ export class TextIndex {
         this.dirty = true;
       }
     }
-    if (!fromSnapshot && this.sealed.length > 0) this.forgetGone();
+    // without the snapshot's list of the sealed records it replaced, the replay cannot tell them all
+    if (!fromSnapshot && this.sealed.length > 0) this.missedLink = true;
     this.remove(this.tombstones());
     this.catchUp();
     return this;
@@ -127,18 +130,22 @@ export class TextIndex {
   }
 
   /**
-   * Removes from the sealed segments the records the store no longer holds. The snapshot says which
-   * sealed records newer ones replaced; without it a replay meets only the last of a chain (12
-   * replaced 10, which had replaced sealed 5: the store keeps 12 alone), so the store decides.
+   * Removes every record the store no longer holds. A record read from the store that replaces
+   * one this index never read is the end of a chain (12 replaced 10, which had replaced 5: the
+   * store keeps 12 alone, naming 10), and the index may still hold its start: the store decides.
    */
   private forgetGone(): void {
-    const stored = this.store.records.getKeys({ start: [this.tenantId, this.datasetId, 0], end: [this.tenantId, this.datasetId, this.base + 1] })[Symbol.iterator]();
+    this.missedLink = false;
+    const stored = this.store.records.getKeys({ start: [this.tenantId, this.datasetId, 0], end: [this.tenantId, this.datasetId, this.seq + 1] })[Symbol.iterator]();
     let at = stored.next();
-    for (const segment of this.sealed) {
+    for (const segment of [...this.sealed, this.live]) {
       for (let doc = 0; doc < segment.slots; doc++) {
+        if (!segment.isLive(doc)) continue;
         const seq = segment.seq(doc);
         while (!at.done && ((at.value as Key)[2] as number) < seq) at = stored.next();
-        if (at.done || (at.value as Key)[2] !== seq) segment.remove(seq);
+        if (!at.done && (at.value as Key)[2] === seq) continue;
+        segment.remove(seq);
+        this.dirty = true;
       }
     }
   }
@@ -148,6 +155,7 @@ export class TextIndex {
     this.store.env.resetReadTxn();
     const range = this.store.records.getRange({ start: [this.tenantId, this.datasetId, this.seq + 1], end: [this.tenantId, this.datasetId, MAX_KEY] });
     for (const { value } of range) this.apply(value);
+    if (this.missedLink) this.forgetGone();
   }
 
   /** Adds at most `limit` of the records past `seq` up to `upto`, in order, from the store (a new generation filling); answers how many. */
@@ -170,6 +178,7 @@ export class TextIndex {
 
   private apply(rec: TextRecord): void {
     if (rec.seq <= this.seq) return;
+    if (rec.replaces !== undefined && rec.replaces > this.seq) this.missedLink = true;
     if (rec.replaces !== undefined && !this.live.remove(rec.replaces) && this.removeSealed(rec.replaces)) this.replaced.push(rec.replaces);
     this.live.add(rec);
     this.seq = rec.seq;
