@@ -79,7 +79,7 @@ function load(dir: string): Record<string, number> {
 function writeJson(dir: string): Record<string, number> {
   const docs = readLive(dir).docs;
   const mini = new MiniSearch(OPTIONS);
-  mini.addAll(repeatLines(LOGHUB, RECORDS).slice(-docs).map((body, i) => ({ seq: RECORDS - docs + i + 1, title: '', body })));
+  mini.addAll(repeatLines(LOGHUB, RECORDS).slice(RECORDS - docs).map((body, i) => ({ seq: RECORDS - docs + i + 1, title: '', body })));
   writeFileSync(join(dir, 'minisearch.json'), JSON.stringify(mini));
   return { bytes: statSync(join(dir, 'minisearch.json')).size };
 }
