@@ -133,18 +133,21 @@ export class TextIndex {
    * Removes every record the store no longer holds. A record read from the store that replaces
    * one this index never read is the end of a chain (12 replaced 10, which had replaced 5: the
    * store keeps 12 alone, naming 10), and the index may still hold its start: the store decides.
+   * A sealed record goes as a replaced one does, so that the snapshot keeps it gone.
    */
   private forgetGone(): void {
     this.missedLink = false;
     const stored = this.store.records.getKeys({ start: [this.tenantId, this.datasetId, 0], end: [this.tenantId, this.datasetId, this.seq + 1] })[Symbol.iterator]();
     let at = stored.next();
+    const storedSeq = () => (at.done ? Infinity : ((at.value as Key)[2] as number));
     for (const segment of [...this.sealed, this.live]) {
       for (let doc = 0; doc < segment.slots; doc++) {
         if (!segment.isLive(doc)) continue;
         const seq = segment.seq(doc);
-        while (!at.done && ((at.value as Key)[2] as number) < seq) at = stored.next();
-        if (!at.done && (at.value as Key)[2] === seq) continue;
+        while (storedSeq() < seq) at = stored.next();
+        if (storedSeq() === seq) continue;
         segment.remove(seq);
+        if (segment !== this.live) this.replaced.push(seq);
         this.dirty = true;
       }
     }
