@@ -133,7 +133,7 @@ export class TextIndex {
    * Removes every record the store no longer holds. A record read from the store that replaces
    * one this index never read is the end of a chain (12 replaced 10, which had replaced 5: the
    * store keeps 12 alone, naming 10), and the index may still hold its start: the store decides.
-   * A sealed record goes as a replaced one does, so that the snapshot keeps it gone.
+   * Each goes as a replaced one does, so that the snapshot keeps it gone.
    */
   private forgetGone(): void {
     this.missedLink = false;
@@ -146,8 +146,7 @@ export class TextIndex {
         const seq = segment.seq(doc);
         while (storedSeq() < seq) at = stored.next();
         if (storedSeq() === seq) continue;
-        segment.remove(seq);
-        if (segment !== this.live) this.replaced.push(seq);
+        this.forget(seq);
         this.dirty = true;
       }
     }
@@ -181,12 +180,19 @@ export class TextIndex {
 
   private apply(rec: TextRecord): void {
     if (rec.seq <= this.seq) return;
-    if (rec.replaces !== undefined && rec.replaces > this.seq) this.missedLink = true;
-    if (rec.replaces !== undefined && !this.live.remove(rec.replaces) && this.removeSealed(rec.replaces)) this.replaced.push(rec.replaces);
+    if (rec.replaces !== undefined) {
+      if (rec.replaces > this.seq) this.missedLink = true; // one this index never read
+      else this.forget(rec.replaces);
+    }
     this.live.add(rec);
     this.seq = rec.seq;
     this.dirty = true;
     if (this.live.docs >= this.segmentRecords) this.seal();
+  }
+
+  /** A record replaced: out of the index; one a sealed file holds is listed for the snapshot, which keeps it gone. */
+  private forget(seq: number): void {
+    if (!this.live.remove(seq) && this.removeSealed(seq)) this.replaced.push(seq);
   }
 
   remove(seqs: Iterable<number>): void {
